@@ -1,0 +1,206 @@
+/**
+ * `k8s-vnf`: the project's own commands.
+ *
+ *   k8s-vnf import-request FILE [--stack NAME] [--package-dir DIR]   Tacker request → stack config
+ *   k8s-vnf validate --stack NAME                                      check a stack file offline
+ *   k8s-vnf config-reference                                           print the configuration reference
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
+import { parseRequestText } from "../config/requestText";
+import { ConfigError, ConfigProblem } from "../config/spec";
+import { convertInstantiateRequest } from "../config/tacker";
+import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
+import { configurationReference } from "./reference";
+import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
+
+const USAGE = `usage:
+  k8s-vnf import-request FILE [--stack NAME] [--package-dir DIR] [--project DIR]
+      Convert a Tacker InstantiateVnfRequest body (JSON; Tacker's '#' comments are allowed) into stack
+      config. Without --stack it prints the stack file (secrets left out, listed in its header); with
+      --stack it writes stacks/Pulumi.NAME.yaml and sets the secrets with the Pulumi CLI (on stdin).
+      --package-dir: the VNF package folder the request's file paths are relative to; files are checked.
+  k8s-vnf validate --stack NAME [--project DIR]
+      Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
+  k8s-vnf config-reference [--project DIR]
+      Print the configuration reference (Tacker parameter → config key).`;
+
+export interface Io {
+    out: (text: string) => void;
+    err: (text: string) => void;
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+}
+
+const DEFAULT_IO: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env, cwd: process.cwd() };
+
+class UsageError extends Error {}
+
+interface Args {
+    command?: string;
+    positional: string[];
+    options: Map<string, string>;
+}
+
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project"]);
+
+function parseArgs(argv: string[]): Args {
+    const args: Args = { positional: [], options: new Map() };
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        if (a === "-h" || a === "--help") args.options.set("--help", "");
+        else if (OPTIONS_WITH_VALUES.has(a)) {
+            if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`);
+            args.options.set(a, argv[++i]);
+        } else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
+        else if (!args.command) args.command = a;
+        else args.positional.push(a);
+    }
+    return args;
+}
+
+/** Runs a command; resolves to the exit code (0 ok, 1 refused or failed, 2 usage). */
+export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number> {
+    let args: Args;
+    try {
+        args = parseArgs(argv);
+    } catch (e) {
+        io.err(`${(e as Error).message}\n${USAGE}\n`);
+        return 2;
+    }
+    if (args.options.has("--help") || !args.command) {
+        io.out(`${USAGE}\n`);
+        return args.command || args.options.has("--help") ? 0 : 2;
+    }
+    const projectDir = path.resolve(io.cwd, args.options.get("--project") ?? path.resolve(__dirname, ".."));
+    try {
+        switch (args.command) {
+            case "import-request":
+                return importRequest(args, projectDir, io);
+            case "validate":
+                return validate(args, projectDir, io);
+            case "config-reference":
+                io.out(configurationReference(projectDir));
+                return 0;
+            default:
+                throw new UsageError(`unknown command ${args.command}`);
+        }
+    } catch (e) {
+        if (e instanceof UsageError) {
+            io.err(`${e.message}\n${USAGE}\n`);
+            return 2;
+        }
+        if (e instanceof ConfigError || e instanceof PulumiCliError) {
+            io.err(`${e.message}\n`);
+            return 1;
+        }
+        throw e;
+    }
+}
+
+function stackName(args: Args): string | undefined {
+    const stack = args.options.get("--stack");
+    if (stack !== undefined && !/^[A-Za-z0-9_.-]{1,100}$/.test(stack)) throw new UsageError("--stack: letters, digits, '-', '_' and '.' only");
+    return stack;
+}
+
+function report(io: Io, title: string, items: ConfigProblem[]): void {
+    if (!items.length) return;
+    io.err(`${title}:\n${items.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}\n`);
+}
+
+function importRequest(args: Args, projectDir: string, io: Io): number {
+    if (args.positional.length !== 1) throw new UsageError("import-request takes one request file");
+    const file = path.resolve(io.cwd, args.positional[0]);
+    const stack = stackName(args);
+    const packageDirOption = args.options.get("--package-dir");
+    const packageDir = packageDirOption === undefined ? undefined : path.resolve(io.cwd, packageDirOption);
+
+    let text: string;
+    try {
+        text = fs.readFileSync(file, "utf8");
+    } catch (e) {
+        throw new ConfigError([{ path: "", message: `cannot read ${args.positional[0]}: ${(e as NodeJS.ErrnoException).code}` }], "request file");
+    }
+    const body = parseRequestText(text, path.basename(file));
+    const existing = stack ? readStackFile(projectDir, stack) : undefined;
+    const base = existing ? (mapSecureLeaves(existing.config, "remove") as Record<string, unknown>) : undefined;
+    // In the stack file, packageDir is relative to the project so the stack works from any checkout.
+    const packageDirSetting = packageDir === undefined ? undefined : path.relative(projectDir, packageDir) || ".";
+    const result = convertInstantiateRequest(body, { base, packageDir: packageDirSetting, baseDir: projectDir, stackName: stack ?? path.basename(file, path.extname(file)) });
+
+    report(io, "warnings", result.warnings);
+    report(io, "taken from Tacker's sample VNFD (the request does not carry them)", result.defaulted);
+    report(io, "accepted and ignored", result.ignored);
+    if (packageDir === undefined && hasPackageFiles(result.config)) io.err("package files were not checked: give --package-dir\n");
+
+    const secretPaths = result.secrets.map((s) => s.path);
+    const plain = withoutSecrets(result.config, secretPaths);
+    const header = [
+        `Converted from ${path.basename(file)} by k8s-vnf import-request.`,
+        ...(secretPaths.length
+            ? ["Secrets (set each with: pulumi config set --secret --path <path>):", ...secretPaths.map((p) => `  ${p}`)]
+            : []),
+    ];
+
+    if (!stack || !existing) {
+        io.out(renderStackFile({ path: "", rest: {}, foreign: {}, config: {} }, plain, header));
+        return 0;
+    }
+
+    const pulumi = secretPaths.length ? findPulumi(io.env) : undefined;
+    if (secretPaths.length && !pulumi) {
+        throw new PulumiCliError(
+            `writing stack ${stack} needs the Pulumi CLI to encrypt ${secretPaths.length} secret(s) (${secretPaths.join(", ")}); ` +
+                "nothing was written. Install it, or run without --stack to print the config.",
+        );
+    }
+    const rendered = renderStackFile(existing, plain, header.slice(0, 1));
+    writeAtomically(existing.path, rendered);
+    try {
+        if (pulumi) {
+            const cli = { path: pulumi, projectDir, env: io.env };
+            selectOrCreateStack(cli, stack);
+            for (const s of result.secrets) setSecretConfig(cli, stack, s.path, s.value);
+        }
+    } catch (e) {
+        // Leave the stack as it was: its secrets and its config belong together.
+        if (existing.original === undefined) fs.rmSync(existing.path, { force: true });
+        else writeAtomically(existing.path, existing.original);
+        throw e;
+    }
+    io.err(`wrote ${path.relative(io.cwd, existing.path)}${secretPaths.length ? ` and set ${secretPaths.length} secret(s)` : ""}\n`);
+    return 0;
+}
+
+function hasPackageFiles(config: Record<string, unknown>): boolean {
+    const registries = (config.privateRegistries as { caCertificateFile?: string }[] | undefined) ?? [];
+    return !!(config.persistentVolumes as unknown[] | undefined)?.length || registries.some((r) => r.caCertificateFile) || !!(config.registry as { imageFile?: string } | undefined)?.imageFile;
+}
+
+function withoutSecrets(config: Record<string, unknown>, secretPaths: string[]): Record<string, unknown> {
+    const copy = structuredClone(config);
+    for (const p of secretPaths) {
+        const segments = p.split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== "");
+        let node: any = copy;
+        for (const seg of segments.slice(0, -1)) node = node?.[seg];
+        if (node) delete node[segments[segments.length - 1]];
+    }
+    return copy;
+}
+
+function validate(args: Args, projectDir: string, io: Io): number {
+    const stack = stackName(args);
+    if (!stack) throw new UsageError("validate needs --stack NAME");
+    const file = readStackFile(projectDir, stack);
+    if (file.original === undefined) throw new ConfigError([{ path: "", message: `no stack file ${path.relative(io.cwd, file.path)}` }], "stack");
+    const secretKeys = keysWithSecrets(file.config);
+    const raw = mapSecureLeaves(file.config, () => "(encrypted)") as Record<string, unknown>;
+    const loaded = parseVnfConfig(raw, { stackName: stack, baseDir: projectDir, isSecretKey: (k) => secretKeys.has(k.slice(PROJECT.length + 1)) }, `stack ${stack}`);
+    report(io, "warnings", loaded.warnings);
+    const unset = findSecrets(raw).length === 0 ? " (no secrets set yet)" : "";
+    io.out(`stack ${stack}: valid ${loaded.spec.kind}${loaded.spec.kind === "cluster" ? ` (${loaded.spec.flavour}, ${loaded.spec.masters.count} master(s), ${loaded.spec.workers.count} worker(s))` : ""}${unset}\n`);
+    return 0;
+}
+

@@ -1,0 +1,163 @@
+import * as openstack from "@pulumi/openstack";
+import * as pulumi from "@pulumi/pulumi";
+import { ClusterSpec } from "../config/spec";
+import { NodeGroup } from "./nodeGroup";
+import { NFS_RULES, nodeRules, SecurityGroup, sshAndPortRules, VRRP_RULES } from "./securityGroups";
+import { Server } from "./server";
+import { StorageServer } from "./storageServer";
+import { VnfcResource, vnfcOf } from "./vnfc";
+
+export interface KubernetesClusterArgs {
+    /** The resolved cluster specification (see `config/`). */
+    spec: ClusterSpec;
+}
+
+/**
+ * The OpenStack side of a Kubernetes cluster VNF: security groups, masters (with a VIP port for HA),
+ * workers, and the optional storage server, external load balancer and Ansible server.
+ */
+export class KubernetesCluster extends pulumi.ComponentResource {
+    readonly masters: NodeGroup;
+    readonly workers: NodeGroup;
+    readonly vipPort?: openstack.networking.Port;
+    /** Address the Kubernetes API is reached on: the VIP with HAProxy's port (HA) or the master's API port. */
+    readonly controlPlaneEndpoint: pulumi.Output<string>;
+    readonly storageServer?: StorageServer;
+    readonly externalLoadBalancer?: Server;
+    readonly ansibleServer?: Server;
+    /** Every VM with its ports, by stable VNFC id (the VM name). */
+    readonly vnfcResources: pulumi.Output<VnfcResource[]>;
+
+    constructor(name: string, args: KubernetesClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("k8s-vnf:index:KubernetesCluster", name, {}, opts);
+        const { spec } = args;
+        const vnf = spec.name;
+        const child = { parent: this };
+
+        const keyPair = spec.ssh.publicKey
+            ? new openstack.compute.Keypair(`${name}-keypair`, { name: vnf, publicKey: spec.ssh.publicKey }, child)
+            : undefined;
+
+        const nodesSg = new SecurityGroup(
+            `${name}-nodes-sg`,
+            {
+                groupName: `${vnf}-nodes`,
+                description: `Kubernetes nodes of ${vnf}`,
+                rules: [
+                    ...nodeRules({ ha: spec.ha, apiServerPort: spec.controlPlane.apiServerPort, haproxyPort: spec.controlPlane.haproxyPort }),
+                    { id: "ssh-members", protocol: "tcp", ports: [22, 22], from: "members" },
+                ],
+                allowedCidrs: spec.securityGroup.allowedCidrs,
+                extraRules: spec.securityGroup.extraRules,
+            },
+            child,
+        );
+        const masterSgIds: pulumi.Input<string>[] = [nodesSg.group.id];
+        if (spec.ha) {
+            const vrrpSg = new SecurityGroup(
+                `${name}-control-plane-sg`,
+                { groupName: `${vnf}-control-plane`, description: `VRRP between the masters of ${vnf}`, rules: VRRP_RULES, allowedCidrs: [] },
+                child,
+            );
+            masterSgIds.push(vrrpSg.group.id);
+            this.vipPort = new openstack.networking.Port(
+                `${name}-vip`,
+                {
+                    name: `${vnf}-vip`,
+                    networkId: spec.masters.server.networkId,
+                    adminStateUp: true,
+                    fixedIps: spec.masters.server.subnetId ? [{ subnetId: spec.masters.server.subnetId, ipAddress: spec.controlPlane.vip }] : undefined,
+                    securityGroupIds: [nodesSg.group.id],
+                },
+                child,
+            );
+        }
+        const vip = this.vipPort?.allFixedIps.apply((ips) => ips[0]);
+
+        this.masters = new NodeGroup(
+            `${name}-master`,
+            {
+                vnfName: vnf,
+                spec: spec.masters,
+                securityGroupIds: masterSgIds,
+                allowedAddresses: vip ? [vip] : undefined,
+                keyPairName: keyPair?.name,
+                serverGroupPolicy: spec.serverGroupPolicy,
+            },
+            child,
+        );
+        this.workers = new NodeGroup(
+            `${name}-worker`,
+            { vnfName: vnf, spec: spec.workers, securityGroupIds: [nodesSg.group.id], keyPairName: keyPair?.name, serverGroupPolicy: spec.serverGroupPolicy },
+            child,
+        );
+        this.controlPlaneEndpoint = vip
+            ? pulumi.interpolate`${vip}:${spec.controlPlane.haproxyPort}`
+            : pulumi.interpolate`${this.masters.nodes[0].address}:${spec.controlPlane.apiServerPort}`;
+
+        const vnfcs: pulumi.Output<VnfcResource>[] = [
+            ...this.masters.nodes.map((n, i) => vnfcOf(n, `${vnf}-master-${i}`, spec.masters.vduId, spec.masters.connectionPoint)),
+            ...this.workers.nodes.map((n, i) => vnfcOf(n, `${vnf}-worker-${i}`, spec.workers.vduId, spec.workers.connectionPoint)),
+        ];
+
+        if (spec.storageServer) {
+            const nfsSg = new SecurityGroup(
+                `${name}-nfs-sg`,
+                { groupName: `${vnf}-nfs`, description: `NFS exports of ${vnf}`, rules: NFS_RULES, allowedCidrs: [], membersGroupId: nodesSg.group.id },
+                child,
+            );
+            this.storageServer = new StorageServer(
+                `${name}-storage`,
+                { vnfName: vnf, spec: spec.storageServer, securityGroupIds: [nodesSg.group.id, nfsSg.group.id], keyPairName: keyPair?.name },
+                child,
+            );
+            vnfcs.push(vnfcOf(this.storageServer.server, `${vnf}-storage`, "storage_server", spec.storageServer.connectionPoint));
+        }
+
+        if (spec.externalLoadBalancer) {
+            const lb = spec.externalLoadBalancer;
+            const lbSg = new SecurityGroup(
+                `${name}-lb-sg`,
+                {
+                    groupName: `${vnf}-external-lb`,
+                    description: `External load balancer of ${vnf}`,
+                    rules: [...sshAndPortRules([lb.apiPort]), { id: "nodeport-tcp", protocol: "tcp", ports: [30000, 32767], from: "allowed" }],
+                    allowedCidrs: spec.securityGroup.allowedCidrs,
+                },
+                child,
+            );
+            this.externalLoadBalancer = new Server(
+                `${name}-external-lb`,
+                {
+                    vmName: `${vnf}-external-lb`,
+                    spec: lb.server,
+                    ports: [
+                        { networkId: lb.server.networkId, subnetId: lb.server.subnetId, fixedIp: lb.server.fixedIp, securityGroupIds: [lbSg.group.id] },
+                        { networkId: lb.internalNetworkId, securityGroupIds: [nodesSg.group.id] },
+                    ],
+                    keyPairName: keyPair?.name,
+                    metadata: { "k8s-vnf-role": "external-lb", "k8s-vnf-cp": lb.connectionPoint },
+                },
+                child,
+            );
+            vnfcs.push(vnfcOf(this.externalLoadBalancer, `${vnf}-external-lb`, "externalLB", lb.connectionPoint));
+        }
+
+        if (spec.kubespray?.server) {
+            this.ansibleServer = new Server(
+                `${name}-ansible`,
+                {
+                    vmName: `${vnf}-ansible`,
+                    spec: spec.kubespray.server,
+                    ports: [{ networkId: spec.kubespray.server.networkId, subnetId: spec.kubespray.server.subnetId, fixedIp: spec.kubespray.server.fixedIp, securityGroupIds: [nodesSg.group.id] }],
+                    keyPairName: keyPair?.name,
+                    metadata: { "k8s-vnf-role": "ansible" },
+                },
+                child,
+            );
+        }
+
+        this.vnfcResources = pulumi.all(vnfcs);
+        this.registerOutputs({ controlPlaneEndpoint: this.controlPlaneEndpoint, vnfcResources: this.vnfcResources });
+    }
+}

@@ -1,0 +1,64 @@
+import * as openstack from "@pulumi/openstack";
+import * as pulumi from "@pulumi/pulumi";
+import { NodeGroupSpec } from "../config/spec";
+import { Server } from "./server";
+
+export interface NodeGroupArgs {
+    /** Prefix of the Nova server names: nodes are `<vnfName>-<role>-<index>`. */
+    vnfName: string;
+    /** Count, fixed IPs, image/flavor/network and login of the nodes. */
+    spec: NodeGroupSpec;
+    /** Security groups of every node port. */
+    securityGroupIds: pulumi.Input<string>[];
+    /** Addresses every node port may also answer for (the HA VIP). */
+    allowedAddresses?: pulumi.Input<string>[];
+    /** Nova key pair of the login user. */
+    keyPairName?: pulumi.Input<string>;
+    /** When set, the nodes go into a Nova server group with this policy (pod affinity). */
+    serverGroupPolicy?: "anti-affinity" | "soft-anti-affinity";
+}
+
+/**
+ * Masters or workers: `count` servers named by index, so a new count adds or removes only the tail
+ * (`worker-0` … `worker-N-1`) and scale never touches the nodes that stay.
+ */
+export class NodeGroup extends pulumi.ComponentResource {
+    readonly nodes: Server[];
+    readonly serverGroup?: openstack.compute.ServerGroup;
+
+    constructor(name: string, args: NodeGroupArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("k8s-vnf:openstack:NodeGroup", name, {}, opts);
+        const { spec } = args;
+        this.serverGroup =
+            args.serverGroupPolicy &&
+            new openstack.compute.ServerGroup(
+                `${name}-server-group`,
+                { name: `${args.vnfName}-${spec.role}`, policies: [args.serverGroupPolicy] },
+                { parent: this },
+            );
+        this.nodes = Array.from({ length: spec.count }, (_, i) => {
+            const vmName = `${args.vnfName}-${spec.role}-${i}`;
+            return new Server(
+                `${name}-${i}`,
+                {
+                    vmName,
+                    spec: spec.server,
+                    ports: [
+                        {
+                            networkId: spec.server.networkId,
+                            subnetId: spec.server.subnetId,
+                            fixedIp: spec.fixedIps[i],
+                            securityGroupIds: args.securityGroupIds,
+                            allowedAddresses: args.allowedAddresses,
+                        },
+                    ],
+                    keyPairName: args.keyPairName,
+                    serverGroupId: this.serverGroup?.id,
+                    metadata: { "k8s-vnf-role": spec.role, "k8s-vnf-vdu": spec.vduId, "k8s-vnf-cp": spec.connectionPoint },
+                },
+                { parent: this },
+            );
+        });
+        this.registerOutputs({ addresses: this.nodes.map((n) => n.address) });
+    }
+}

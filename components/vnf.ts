@@ -1,0 +1,37 @@
+import * as pulumi from "@pulumi/pulumi";
+import { VnfSpec } from "../config/spec";
+import { KubernetesCluster } from "./cluster";
+import { PrivateRegistry } from "./registry";
+import { VnfcResource } from "./vnfc";
+
+/** What a stack exports; the LCM service reads these as the VNF's resources. */
+export interface VnfOutputs {
+    vnfKind: string;
+    vnfcResources: pulumi.Output<VnfcResource[]>;
+    [key: string]: unknown;
+}
+
+/** Builds the components of one VNF and returns the stack outputs. */
+export function buildVnf(spec: VnfSpec, opts?: pulumi.ComponentResourceOptions): VnfOutputs {
+    if (spec.kind === "registry") {
+        const registry = new PrivateRegistry(spec.name, { spec }, opts);
+        return { vnfKind: spec.kind, registryEndpoint: registry.endpoint, vnfcResources: registry.vnfcResources };
+    }
+    const cluster = new KubernetesCluster(spec.name, { spec }, opts);
+    return {
+        vnfKind: spec.kind,
+        flavour: spec.flavour,
+        controlPlaneEndpoint: cluster.controlPlaneEndpoint,
+        vip: cluster.vipPort?.allFixedIps.apply((ips) => ips[0]),
+        masterAddresses: pulumi.all(cluster.masters.nodes.map((n) => n.address)),
+        workerAddresses: pulumi.all(cluster.workers.nodes.map((n) => n.address)),
+        storageServerAddress: cluster.storageServer?.server.address,
+        externalLoadBalancerAddress: cluster.externalLoadBalancer?.sshAddress,
+        ansibleServerAddress: cluster.ansibleServer?.address,
+        scale: {
+            [spec.masters.aspectId]: { count: spec.masters.count, min: spec.masters.minCount, max: spec.masters.maxCount },
+            [spec.workers.aspectId]: { count: spec.workers.count, min: spec.workers.minCount, max: spec.workers.maxCount },
+        },
+        vnfcResources: cluster.vnfcResources,
+    };
+}

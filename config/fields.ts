@@ -1,0 +1,105 @@
+/**
+ * Field formats shared by the stack-config model and the Tacker request converter.
+ *
+ * Every string that may later reach a shell on a VM (usernames, hostnames, paths, CIDR lists, proxy URLs)
+ * is held to a strict character set here, so bad input is refused before anything is created. Remote steps
+ * still quote every value (defence in depth); these formats are what makes the values meaningful.
+ */
+import { z } from "zod";
+import { isIP } from "node:net";
+import { parseCidr } from "./net";
+
+const HOSTNAME_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const HOSTNAME_RE = new RegExp(`^${HOSTNAME_LABEL}(?:\\.${HOSTNAME_LABEL})*$`);
+
+export function isHostname(value: string): boolean {
+    return value.length <= 253 && HOSTNAME_RE.test(value);
+}
+
+export const username = z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9._-]{0,31}$/, "must be a login name (letters, digits, '.', '_', '-'; at most 32 characters)");
+
+/** A password, key or token: any text but control characters other than newlines (keys span lines). */
+export const secretText = z
+    .string()
+    .min(1, "must not be empty")
+    .refine((v) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v), "must not contain control characters");
+
+export const hostname = z.string().refine(isHostname, "must be a hostname (letters, digits, '-' and '.')");
+
+export const ipAddress = z.string().refine((v) => isIP(v) !== 0, "must be an IPv4 or IPv6 address");
+
+export const hostOrIp = z.string().refine((v) => isIP(v) !== 0 || isHostname(v), "must be a hostname or an IP address");
+
+/** A CIDR; host bits are allowed here and normalized (with a warning) by the semantic checks. */
+export const cidr = z.string().refine((v) => parseCidr(v) !== undefined, "must be a CIDR such as 10.10.0.0/24");
+
+export const port = z.number().int("must be a whole number").min(1, "must be a port from 1 to 65535").max(65535, "must be a port from 1 to 65535");
+
+/** `host`, `host:port`, `ip:port` or `[v6]:port`: how registries are named. */
+export const endpoint = z.string().refine((v) => parseEndpoint(v) !== undefined, "must be host, host:port or [IPv6]:port with a port from 1 to 65535");
+
+export function parseEndpoint(value: string): { host: string; port?: number } | undefined {
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+    const plain = /^([^:[\]]+)(?::(\d{1,5}))?$/.exec(value);
+    const match = bracketed ?? plain;
+    if (!match) return isIP(value) === 6 ? { host: value } : undefined;
+    const host = match[1];
+    if (bracketed ? isIP(host) !== 6 : !(isIP(host) === 4 || isHostname(host))) return undefined;
+    if (match[2] === undefined) return { host };
+    const p = Number(match[2]);
+    return p >= 1 && p <= 65535 ? { host, port: p } : undefined;
+}
+
+const PATH_CHARS = /^[A-Za-z0-9._/+@-]+$/;
+
+/** An absolute directory or file path on a VM. */
+export const remotePath = z
+    .string()
+    .refine((v) => v.startsWith("/"), "must be an absolute path")
+    .refine((v) => PATH_CHARS.test(v), "may only contain letters, digits and . _ / + @ -")
+    .refine((v) => !v.split("/").includes(".."), "must not contain '..'");
+
+/** A path inside the VNF package directory (relative, cannot climb out). */
+export const packagePath = z
+    .string()
+    .min(1, "must not be empty")
+    .refine((v) => !v.startsWith("/"), "must be relative to the package directory")
+    .refine((v) => PATH_CHARS.test(v), "may only contain letters, digits and . _ / + @ -")
+    .refine((v) => !v.split("/").includes(".."), "must not leave the package directory ('..')");
+
+/** An entry of a no_proxy list: an IP, a CIDR, a hostname or a domain suffix such as `.example.com`. */
+export function isNoProxyEntry(value: string): boolean {
+    return isIP(value) !== 0 || parseCidr(value) !== undefined || isHostname(value.replace(/^\./, ""));
+}
+
+/**
+ * A proxy URL. Kept as given (the seeds use placeholders like `http://user1:password1@host1:port1`), but only
+ * URL characters are accepted, so nothing that means something to a shell can hide in it.
+ */
+export const proxyUrl = z
+    .string()
+    .regex(/^https?:\/\/[A-Za-z0-9._~%!*+,=:@[\]/-]+$/, "must be an http:// or https:// URL without spaces or shell characters");
+
+/** A name or ID that only goes to the OpenStack API (image, flavor, network, pool, zone). */
+export const openstackRef = z
+    .string()
+    .min(1, "must not be empty")
+    .max(255, "must be at most 255 characters")
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "must not contain control characters");
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Names used inside Kubernetes and OpenStack resource names (aspect ids, connection points, VDU ids). */
+export const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, "must be letters, digits, '_', '.' or '-' (at most 63)");
+
+/** Renders a zod/semantic path the way users write it: `workers.count`, `privateRegistries[1].server`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+    let out = "";
+    for (const part of path) {
+        if (typeof part === "number") out += `[${part}]`;
+        else out += out ? `.${String(part)}` : String(part);
+    }
+    return out;
+}

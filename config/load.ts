@@ -1,0 +1,132 @@
+/**
+ * Reads a VNF configuration: from the Pulumi config map (the program) or from plain objects (the converter,
+ * the LCM service, tests). Every problem is collected and thrown as one {@link ConfigError}.
+ */
+import { z } from "zod";
+import { formatPath } from "./fields";
+import { resolveVnf, ResolveOptions } from "./resolve";
+import { SCALAR_KEYS, StackConfig, StackConfigSchema } from "./schema";
+import { ConfigError, ConfigProblem, VnfSpec } from "./spec";
+
+export const PROJECT = "k8s-vnf";
+
+export interface LoadedVnf {
+    spec: VnfSpec;
+    config: StackConfig;
+    warnings: ConfigProblem[];
+}
+
+/** A leaf of the configuration that holds a secret. */
+export interface SecretLocation {
+    /** Top-level config key (`masters`). */
+    key: string;
+    /** Full path (`masters.password`). */
+    path: string;
+    value: string;
+}
+
+/** Field names whose values are secrets wherever they appear. */
+const SECRET_FIELD_NAMES = new Set(["password", "privateKey"]);
+const PROXY_FIELDS = new Set(["httpProxy", "httpsProxy"]);
+
+/** Finds every secret in a configuration object: passwords, private keys, proxy URLs with credentials. */
+export function findSecrets(config: Record<string, unknown>): SecretLocation[] {
+    const found: SecretLocation[] = [];
+    const walk = (value: unknown, trail: (string | number)[]): void => {
+        if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...trail, i]));
+        else if (value !== null && typeof value === "object") {
+            for (const [k, v] of Object.entries(value)) walk(v, [...trail, k]);
+        } else if (typeof value === "string" && trail.length > 1) {
+            const field = String(trail[trail.length - 1]);
+            if (SECRET_FIELD_NAMES.has(field) || (PROXY_FIELDS.has(field) && hasUserInfo(value))) {
+                found.push({ key: String(trail[0]), path: formatPath(trail), value });
+            }
+        }
+    };
+    walk(config, []);
+    return found;
+}
+
+function hasUserInfo(url: string): boolean {
+    return /^[a-z]+:\/\/[^/@]*@/i.test(url);
+}
+
+/** Maps zod issues to problems; one problem per unknown key so each names its own path. */
+export function zodProblems(error: z.ZodError): ConfigProblem[] {
+    return error.issues.flatMap((issue): ConfigProblem[] => {
+        if (issue.code === "unrecognized_keys") {
+            return issue.keys.map((k) => ({ path: formatPath([...issue.path, k]), message: "unknown field" }));
+        }
+        if (issue.code === "invalid_union" || issue.code === "invalid_value" || issue.code === "invalid_type") {
+            // zod's own wording is fine for these, but never echo the received value.
+            return [{ path: formatPath(issue.path), message: issue.message.replace(/, received .*$/, "") }];
+        }
+        return [{ path: formatPath(issue.path), message: issue.message }];
+    });
+}
+
+/** Tells whether Pulumi holds a full config key (`k8s-vnf:masters`) encrypted. */
+export type SecretKeyTest = (fullKey: string) => boolean;
+
+export interface ParseOptions extends ResolveOptions {
+    /** Checks that secrets are Pulumi secrets; left out (the converter) the check is skipped. */
+    isSecretKey?: SecretKeyTest;
+}
+
+/** Validates a configuration object (keys without the `k8s-vnf:` prefix). Throws {@link ConfigError}. */
+export function parseVnfConfig(raw: Record<string, unknown>, options: ParseOptions, source?: string): LoadedVnf {
+    const parsed = StackConfigSchema.safeParse(raw);
+    if (!parsed.success) throw new ConfigError(zodProblems(parsed.error), source);
+    const problems: ConfigProblem[] = [];
+    if (options.isSecretKey) {
+        for (const s of findSecrets(raw)) {
+            if (!options.isSecretKey(`${PROJECT}:${s.key}`)) {
+                problems.push({ path: s.path, message: `must be a Pulumi secret: pulumi config set --secret --path '${s.path}'` });
+            }
+        }
+    }
+    const resolved = resolveVnf(parsed.data, options);
+    problems.push(...resolved.problems);
+    if (problems.length || !resolved.spec) throw new ConfigError(problems, source);
+    return { spec: resolved.spec, config: parsed.data, warnings: resolved.warnings };
+}
+
+/**
+ * Reads the `k8s-vnf:` keys of the Pulumi config map (`pulumi.runtime.allConfig()`): scalar keys are plain
+ * strings, structured keys JSON. Keys of other namespaces (e.g. `openstack:`) belong to their providers.
+ */
+export function configFromPulumiMap(all: Record<string, string>): { raw: Record<string, unknown>; problems: ConfigProblem[] } {
+    const raw: Record<string, unknown> = {};
+    const problems: ConfigProblem[] = [];
+    const known = new Set(Object.keys(StackConfigSchema.shape));
+    for (const [fullKey, text] of Object.entries(all)) {
+        if (!fullKey.startsWith(`${PROJECT}:`)) continue;
+        const key = fullKey.slice(PROJECT.length + 1);
+        if (!known.has(key)) {
+            problems.push({ path: key, message: `unknown config key ${fullKey}` });
+            continue;
+        }
+        if (SCALAR_KEYS.has(key)) {
+            // Pulumi fills the declared default "" into scalar keys the stack left out.
+            if (text !== "") raw[key] = text;
+            continue;
+        }
+        try {
+            raw[key] = JSON.parse(text);
+        } catch {
+            problems.push({ path: key, message: "must be an object or a list (structured config)" });
+        }
+    }
+    // Pulumi fills declared defaults (`{}`, `[]`) into keys the stack left out; treat them as absent.
+    for (const [k, v] of Object.entries(raw)) {
+        if (v !== null && typeof v === "object" && Object.keys(v).length === 0) delete raw[k];
+    }
+    return { raw, problems };
+}
+
+/** Loads and validates the stack's configuration from the Pulumi config map. */
+export function loadFromPulumiConfig(all: Record<string, string>, isSecretKey: SecretKeyTest, options: ResolveOptions): LoadedVnf {
+    const { raw, problems } = configFromPulumiMap(all);
+    if (problems.length) throw new ConfigError(problems);
+    return parseVnfConfig(raw, { ...options, isSecretKey });
+}

@@ -1,0 +1,396 @@
+/**
+ * Relations between fields, flavour defaults and fallbacks: turns a shape-checked {@link StackConfig} into a
+ * {@link VnfSpec}, or reports every problem it finds with its field path.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { isNoProxyEntry } from "./fields";
+import { Network, overlaps, parseCidr } from "./net";
+import { Placement, StackConfig } from "./schema";
+import {
+    ClusterSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, VnfSpec,
+} from "./spec";
+
+export interface ResolveOptions {
+    /** Used for VM names when `vnfName` is not set. */
+    stackName: string;
+    /** Folder `packageDir` is relative to (the project directory). */
+    baseDir: string;
+    /**
+     * Whether files named by the configuration must be present. The program needs them; the request
+     * converter checks them only when it was given the package directory.
+     */
+    requirePackageFiles?: boolean;
+}
+
+export interface ResolveResult {
+    spec?: VnfSpec;
+    problems: ConfigProblem[];
+    warnings: ConfigProblem[];
+}
+
+/** Tacker's sample VNFD values, used where the configuration is silent. */
+export const FLAVOUR_DEFAULTS = {
+    simple: { masters: 1, workers: 2 },
+    complex: { masters: 3, workers: 2 },
+    podaffinity: { masters: 3, workers: 2 },
+} as const;
+
+const WORKER_RANGE_DEFAULT = { min: 1, max: 10 };
+
+class Checker {
+    readonly problems: ConfigProblem[] = [];
+    readonly warnings: ConfigProblem[] = [];
+    fail(path: string, message: string): void {
+        this.problems.push({ path, message });
+    }
+    warn(path: string, message: string): void {
+        this.warnings.push({ path, message });
+    }
+    /** Parses a CIDR that passed the format check; normalizes host bits with a warning. */
+    network(path: string, text: string): Network {
+        const n = parseCidr(text)!;
+        if (n.hadHostBits) this.warn(path, `${text} has host bits set; using ${n.text}`);
+        return n;
+    }
+}
+
+export function sanitizeName(stackName: string): string {
+    const cleaned = stackName.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+    return cleaned || "vnf";
+}
+
+export function resolveVnf(config: StackConfig, options: ResolveOptions): ResolveResult {
+    const c = new Checker();
+    const name = config.vnfName ?? sanitizeName(options.stackName);
+    const files = new PackageFiles(config.packageDir, options.baseDir, c, options.requirePackageFiles ?? true);
+    const spec = config.vnfKind === "registry" ? resolveRegistry(config, name, files, c) : resolveCluster(config, name, files, c);
+    return c.problems.length ? { problems: c.problems, warnings: c.warnings } : { spec, problems: [], warnings: c.warnings };
+}
+
+/**
+ * Resolves where one VM (or each VM of a group) goes. `single` VMs take their fixed IP from `fixedIps[0]`;
+ * node groups keep theirs per index.
+ */
+function resolveServer(config: StackConfig, field: string, p: Placement, c: Checker, sshKey: boolean, single = true): ServerSpec {
+    const image = p.image ?? config.image;
+    const flavor = p.flavor ?? config.flavor;
+    const networkId = p.networkId ?? config.network?.networkId;
+    const subnetId = p.subnetId ?? (p.networkId ? undefined : config.network?.subnetId);
+    if (!image) c.fail(`${field}.image`, "no image: set it here or the top-level `image`");
+    if (!flavor) c.fail(`${field}.flavor`, "no flavor: set it here or the top-level `flavor`");
+    if (!networkId) c.fail(`${field}.networkId`, "no network: set it here or `network.networkId`");
+    if (!p.password && !sshKey) c.fail(`${field}.password`, "no way to log in: set a password (as a secret) or `ssh.privateKey`");
+    if (p.enablePasswordLogin && !p.password) c.fail(`${field}.enablePasswordLogin`, "needs a password");
+    if (p.fixedIps?.length && !subnetId) c.fail(`${field}.subnetId`, "fixed IPs need the subnet they belong to");
+    if (single && p.fixedIps && p.fixedIps.length > 1) c.fail(`${field}.fixedIps`, "a single VM takes one fixed IP");
+    return {
+        image: image ?? "",
+        flavor: flavor ?? "",
+        networkId: networkId ?? "",
+        subnetId,
+        fixedIp: single ? p.fixedIps?.[0] : undefined,
+        floatingIpPool: p.floatingIpPool,
+        availabilityZone: p.availabilityZone,
+        username: p.username,
+        password: p.password,
+        enablePasswordLogin: p.enablePasswordLogin,
+    };
+}
+
+function resolveCluster(config: StackConfig, name: string, files: PackageFiles, c: Checker): ClusterSpec {
+    if (config.registry) c.fail("registry", "only for vnfKind: registry");
+    const sshKey = config.ssh.privateKey !== undefined;
+    const flavour = config.flavour;
+    const defaults = FLAVOUR_DEFAULTS[flavour];
+
+    const masterCount = config.masters.count ?? defaults.masters;
+    if (flavour === "simple" && masterCount !== 1) {
+        c.fail("masters.count", `flavour simple has exactly 1 master (got ${masterCount}); use flavour complex for HA`);
+    } else if (flavour !== "simple" && (masterCount < 3 || masterCount % 2 === 0)) {
+        c.fail("masters.count", `flavour ${flavour} needs an odd number of masters, at least 3 (got ${masterCount})`);
+    }
+    const ha = masterCount > 1;
+
+    const workerCount = config.workers.count ?? defaults.workers;
+    const minCount = config.workers.minCount ?? Math.min(workerCount, WORKER_RANGE_DEFAULT.min);
+    const maxCount = config.workers.maxCount ?? Math.max(workerCount, WORKER_RANGE_DEFAULT.max);
+    if (minCount > workerCount) c.fail("workers.minCount", `is ${minCount}, above workers.count ${workerCount}`);
+    if (maxCount < workerCount) c.fail("workers.maxCount", `is ${maxCount}, below workers.count ${workerCount}`);
+
+    const group = (role: NodeRole, field: "masters" | "workers", count: number, min: number, max: number): NodeGroupSpec => {
+        const g = config[field];
+        const fixedIps = g.fixedIps ?? [];
+        if (fixedIps.length && fixedIps.length < count) {
+            c.fail(`${field}.fixedIps`, `has ${fixedIps.length} address(es) for ${count} ${field}; give one per VM`);
+        }
+        const server = resolveServer(config, field, g, c, sshKey, false);
+        return {
+            role, count, minCount: min, maxCount: max, fixedIps,
+            aspectId: g.aspectId ?? `${role}_instance`,
+            connectionPoint: g.connectionPoint ?? (role === "master" ? "masterNode_CP1" : "workerNode_CP2"),
+            vduId: g.vduId ?? `${role}Node`,
+            server,
+        };
+    };
+    const masters = group("master", "masters", masterCount, masterCount, masterCount);
+    const workers = group("worker", "workers", workerCount, minCount, maxCount);
+
+    const podCidr = c.network("kubernetes.podCidr", config.kubernetes.podCidr);
+    const serviceCidr = c.network("kubernetes.serviceCidr", config.kubernetes.serviceCidr);
+    if (overlaps(podCidr, serviceCidr)) {
+        c.fail("kubernetes.serviceCidr", `${serviceCidr.text} overlaps the pod CIDR ${podCidr.text}`);
+    }
+
+    let proxy: ClusterSpec["proxy"];
+    if (config.proxy) {
+        const nodeCidr = config.proxy.k8sNodeCidr ? c.network("proxy.k8sNodeCidr", config.proxy.k8sNodeCidr) : undefined;
+        for (const [label, n] of [["pod", podCidr], ["service", serviceCidr]] as const) {
+            if (nodeCidr && overlaps(nodeCidr, n)) c.fail("proxy.k8sNodeCidr", `${nodeCidr.text} overlaps the ${label} CIDR ${n.text}`);
+        }
+        config.proxy.noProxy.forEach((entry, i) => {
+            if (!isNoProxyEntry(entry)) c.fail(`proxy.noProxy[${i}]`, "must be an IP, a CIDR, a hostname or a .domain suffix");
+        });
+        proxy = { ...config.proxy, k8sNodeCidr: nodeCidr?.text };
+    }
+
+    if (config.controlPlane.vip && !ha) c.fail("controlPlane.vip", "a VIP needs HA (3 or more masters)");
+    if (config.controlPlane.vip && !masters.server.subnetId) c.fail("controlPlane.vip", "a fixed VIP needs masters.subnetId (or network.subnetId)");
+
+    let serverGroupPolicy: ClusterSpec["serverGroupPolicy"];
+    if (flavour === "podaffinity") serverGroupPolicy = config.podAffinity?.serverGroupPolicy ?? "anti-affinity";
+    else if (config.podAffinity) c.fail("podAffinity", "only for flavour podaffinity");
+
+    const storageServer = config.storageServer && resolveStorage(config, c, sshKey);
+    if (config.persistentVolumes.length && !storageServer) c.fail("persistentVolumes", "needs a storageServer to serve the NFS exports");
+    const persistentVolumes = config.persistentVolumes.map((pv, i) => ({
+        manifestFile: files.check(`persistentVolumes[${i}].manifestFile`, pv.manifestFile, checkPersistentVolumeManifest),
+    }));
+
+    const seenServers = new Map<string, number>();
+    const privateRegistries = config.privateRegistries.map((r, i) => {
+        const field = `privateRegistries[${i}]`;
+        if (seenServers.has(r.server)) c.fail(`${field}.server`, `duplicates privateRegistries[${seenServers.get(r.server)}].server`);
+        seenServers.set(r.server, i);
+        if (r.caCertificateFile && r.protocol !== "https") c.fail(`${field}.caCertificateFile`, "only for protocol https");
+        if ((r.username === undefined) !== (r.password === undefined)) {
+            c.fail(`${field}.${r.username === undefined ? "username" : "password"}`, "username and password go together");
+        }
+        return {
+            ...r,
+            caCertificateFile: r.caCertificateFile && files.check(`${field}.caCertificateFile`, r.caCertificateFile, checkPemCertificate),
+        };
+    });
+
+    let kubespray: ClusterSpec["kubespray"];
+    if (config.kubespray) {
+        const k = config.kubespray;
+        if (!k.password && !sshKey) c.fail("kubespray.password", "no way to log in: set a password (as a secret) or `ssh.privateKey`");
+        if (k.host && k.server) c.fail("kubespray.server", "give either an existing host or a server to create, not both");
+        kubespray = {
+            host: k.host,
+            username: k.username,
+            password: k.password,
+            kubesprayRoot: k.kubesprayRoot,
+            inventoryPath: k.inventoryPath ?? `/var/lib/k8s-vnf/inventory/${name}`,
+            server: k.host ? undefined : resolveServer(config, "kubespray.server", {
+                networkId: masters.server.networkId || undefined,
+                username: k.username,
+                password: k.password,
+                enablePasswordLogin: false,
+                ...k.server,
+            }, c, sshKey),
+        };
+    }
+
+    let externalLoadBalancer: ClusterSpec["externalLoadBalancer"];
+    if (config.externalLoadBalancer) {
+        const lb = config.externalLoadBalancer;
+        const server = resolveServer(config, "externalLoadBalancer", lb, c, sshKey);
+        externalLoadBalancer = {
+            server,
+            internalNetworkId: lb.internalNetworkId ?? masters.server.networkId,
+            connectionPoint: lb.connectionPoint,
+            apiPort: lb.apiPort,
+        };
+    }
+
+    checkFixedIpsUnique(c, [
+        ["masters.fixedIps", masters.fixedIps],
+        ["workers.fixedIps", workers.fixedIps],
+        ["storageServer.fixedIps", config.storageServer?.fixedIps ?? []],
+        ["externalLoadBalancer.fixedIps", config.externalLoadBalancer?.fixedIps ?? []],
+        ["kubespray.server.fixedIps", config.kubespray?.server?.fixedIps ?? []],
+        ["controlPlane.vip", config.controlPlane.vip ? [config.controlPlane.vip] : []],
+    ]);
+    const securityGroup = resolveSecurityGroup(config, c);
+
+    return {
+        kind: "cluster",
+        name,
+        flavour,
+        ha,
+        masters,
+        workers,
+        kubernetes: { ...config.kubernetes, podCidr: podCidr.text, serviceCidr: serviceCidr.text },
+        controlPlane: config.controlPlane,
+        proxy,
+        securityGroup,
+        serverGroupPolicy,
+        storageServer,
+        persistentVolumes,
+        privateRegistries,
+        kubespray,
+        externalLoadBalancer,
+        ssh: config.ssh,
+        tacker: config.tacker,
+    };
+}
+
+function resolveStorage(config: StackConfig, c: Checker, sshKey: boolean): ClusterSpec["storageServer"] {
+    const s = config.storageServer!;
+    const mounts: string[] = [];
+    const names = new Set<string>();
+    s.volumes.forEach((v, i) => {
+        if (names.has(v.name)) c.fail(`storageServer.volumes[${i}].name`, `duplicate volume name ${v.name}`);
+        names.add(v.name);
+        const mount = v.mountTo.replace(/\/+$/, "") || "/";
+        if (mount === "/") c.fail(`storageServer.volumes[${i}].mountTo`, "cannot mount a volume on /");
+        if (mounts.includes(mount)) c.fail(`storageServer.volumes[${i}].mountTo`, `${mount} is already a mount point`);
+        mounts.push(mount);
+    });
+    const dirs = new Set<string>();
+    s.exports.forEach((e, i) => {
+        const dir = e.dir.replace(/\/+$/, "");
+        if (!mounts.some((m) => dir === m || dir.startsWith(`${m}/`))) {
+            c.fail(`storageServer.exports[${i}].dir`, `${e.dir} is not on a mounted volume (${mounts.join(", ")}); it would export the VM's own disk`);
+        }
+        if (dirs.has(dir)) c.fail(`storageServer.exports[${i}].dir`, `${e.dir} is exported twice`);
+        dirs.add(dir);
+        c.network(`storageServer.exports[${i}].exportTo`, e.exportTo);
+    });
+    return {
+        server: resolveServer(config, "storageServer", s, c, sshKey),
+        connectionPoint: s.connectionPoint,
+        volumes: s.volumes,
+        exports: s.exports.map((e) => ({ dir: e.dir, exportTo: parseCidr(e.exportTo)!.text })),
+    };
+}
+
+function resolveRegistry(config: StackConfig, name: string, files: PackageFiles, c: Checker): RegistrySpec {
+    const clusterOnly = ["storageServer", "kubespray", "externalLoadBalancer", "podAffinity", "proxy"] as const;
+    for (const key of clusterOnly) if (config[key]) c.fail(key, "only for vnfKind: cluster");
+    if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
+    if (config.privateRegistries.length) c.fail("privateRegistries", "only for vnfKind: cluster");
+    const r = config.registry;
+    if (!r) {
+        c.fail("registry", "vnfKind registry needs the `registry` settings");
+        return undefined as unknown as RegistrySpec;
+    }
+    const securityGroup = resolveSecurityGroup(config, c);
+    return {
+        kind: "registry",
+        name,
+        server: resolveServer(config, "registry", r, c, config.ssh.privateKey !== undefined),
+        connectionPoint: r.connectionPoint,
+        port: r.port,
+        imageFile: r.imageFile && files.check("registry.imageFile", r.imageFile, checkImageTar),
+        securityGroup,
+        ssh: config.ssh,
+        tacker: config.tacker,
+    };
+}
+
+function checkFixedIpsUnique(c: Checker, lists: [string, string[]][]): void {
+    const seen = new Map<string, string>();
+    for (const [field, ips] of lists) {
+        ips.forEach((ip, i) => {
+            const where = field.endsWith("vip") ? field : `${field}[${i}]`;
+            if (seen.has(ip)) c.fail(where, `${ip} is also used by ${seen.get(ip)}`);
+            else seen.set(ip, where);
+        });
+    }
+}
+
+/** Checks the security-group settings and returns them with normalized CIDRs. */
+function resolveSecurityGroup(config: StackConfig, c: Checker): ClusterSpec["securityGroup"] {
+    const allowedCidrs = config.securityGroup.allowedCidrs.map((cidr, i) => c.network(`securityGroup.allowedCidrs[${i}]`, cidr).text);
+    const extraRules = config.securityGroup.extraRules.map((r, i) => {
+        const field = `securityGroup.extraRules[${i}]`;
+        const hasPorts = r.portRangeMin !== undefined || r.portRangeMax !== undefined;
+        if (hasPorts && r.protocol !== "tcp" && r.protocol !== "udp") c.fail(`${field}.protocol`, "port ranges need tcp or udp");
+        if (r.portRangeMin !== undefined && r.portRangeMax !== undefined && r.portRangeMin > r.portRangeMax) {
+            c.fail(`${field}.portRangeMax`, `is below portRangeMin ${r.portRangeMin}`);
+        }
+        return { ...r, remoteIpPrefix: c.network(`${field}.remoteIpPrefix`, r.remoteIpPrefix).text };
+    });
+    return { allowedCidrs, extraRules };
+}
+
+/** Resolves files of the VNF package and checks them when the package directory is known. */
+class PackageFiles {
+    private readonly root?: string;
+    constructor(packageDir: string | undefined, baseDir: string, private readonly c: Checker, private readonly required: boolean) {
+        this.root = packageDir === undefined ? undefined : path.resolve(baseDir, packageDir);
+        if (this.root !== undefined && !isDirectory(this.root)) {
+            c.fail("packageDir", `${packageDir} is not a directory`);
+            this.root = undefined;
+        }
+    }
+
+    /** Returns the absolute path; reports a missing package dir, a missing file, or bad content. */
+    check(field: string, relative: string, content: (text: string) => string | undefined): string {
+        if (this.root === undefined) {
+            if (this.required) this.c.fail(field, "refers to a package file: set `packageDir`");
+            return relative;
+        }
+        const full = path.join(this.root, relative);
+        let real: string;
+        try {
+            real = fs.realpathSync(full);
+        } catch {
+            this.c.fail(field, `${relative} does not exist in the package directory`);
+            return full;
+        }
+        if (!real.startsWith(fs.realpathSync(this.root) + path.sep)) {
+            this.c.fail(field, `${relative} leads outside the package directory`);
+            return full;
+        }
+        const problem = content(fs.readFileSync(real, "latin1"));
+        if (problem) this.c.fail(field, `${relative}: ${problem}`);
+        return real;
+    }
+}
+
+function isDirectory(p: string): boolean {
+    try {
+        return fs.statSync(p).isDirectory();
+    } catch {
+        return false;
+    }
+}
+
+export function checkPersistentVolumeManifest(text: string): string | undefined {
+    let doc: unknown;
+    try {
+        doc = YAML.parse(text);
+    } catch (e) {
+        return `not valid YAML (${(e as Error).message.split("\n")[0]})`;
+    }
+    const d = doc as { kind?: unknown; metadata?: { name?: unknown }; spec?: { nfs?: { server?: unknown; path?: unknown } } } | null;
+    if (!d || d.kind !== "PersistentVolume") return "not a PersistentVolume manifest (kind must be PersistentVolume)";
+    if (typeof d.metadata?.name !== "string") return "has no metadata.name";
+    if (typeof d.spec?.nfs?.path !== "string") return "has no spec.nfs.path (only NFS PersistentVolumes are served by the storage server)";
+    return undefined;
+}
+
+function checkPemCertificate(text: string): string | undefined {
+    return /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(text) ? undefined : "not a PEM certificate";
+}
+
+function checkImageTar(text: string): string | undefined {
+    // A `docker save` archive is a tar: "ustar" at offset 257 of the first header.
+    return text.slice(257, 262) === "ustar" ? undefined : "not a tar archive (expected the output of `docker save`)";
+}
+

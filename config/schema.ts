@@ -1,0 +1,281 @@
+/**
+ * The configuration model of one VNF, as stack config (`stacks/Pulumi.<env>.yaml`, namespace `k8s-vnf:`).
+ *
+ * Each top-level key of {@link StackConfigSchema} is one Pulumi config key. Keys holding passwords or keys
+ * must be Pulumi secrets (`pulumi config set --secret --path masters.password ...`); `load.ts` enforces it.
+ * Shapes and formats are checked here; relations between fields (CIDR overlaps, counts per flavour, files
+ * in the package) are checked in `semantics.ts`.
+ */
+import { z } from "zod";
+import {
+    cidr, endpoint, hostOrIp, identifier, ipAddress, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
+} from "./fields";
+
+/** Where one VM goes and how it is reached. Fields left out fall back to the top-level `image`, `flavor`, `network`. */
+const placement = {
+    /** Glance image name or ID. */
+    image: openstackRef.optional(),
+    /** Nova flavor name or ID. */
+    flavor: openstackRef.optional(),
+    /** Neutron network ID (or name) of the node's port. */
+    networkId: openstackRef.optional(),
+    /** Subnet of the fixed IP, when the network has several. */
+    subnetId: openstackRef.optional(),
+    /** Fixed IPs, one per VM in index order; left out, Neutron allocates them. */
+    fixedIps: z.array(ipAddress).optional(),
+    /** External network to allocate a floating IP from for each VM (SSH goes through it). */
+    floatingIpPool: openstackRef.optional(),
+    /** Nova availability zone. */
+    availabilityZone: openstackRef.optional(),
+    /** Login user on the VM. */
+    username: username.default("ubuntu"),
+    /** Login password (secret). Needed unless an SSH key is configured under `ssh`. */
+    password: secretText.optional(),
+    /** Set the password with cloud-init and allow SSH password login (for images that lock passwords). */
+    enablePasswordLogin: z.boolean().default(false),
+};
+
+const placementSchema = z.object(placement).strict();
+
+const SERVER_GROUP_POLICIES = ["anti-affinity", "soft-anti-affinity"] as const;
+
+export const NodeGroupBase = {
+    ...placement,
+    /** Tacker scaling aspect of this group (`scaleStatus[].aspectId`). */
+    aspectId: identifier.optional(),
+    /** Tacker connection point descriptor of the node port (`extCpInfo[].cpdId`). */
+    connectionPoint: identifier.optional(),
+    /** Tacker VDU ID of the nodes (`vnfcResourceInfo[].vduId`). */
+    vduId: identifier.optional(),
+};
+
+export const MastersSchema = z
+    .object({
+        ...NodeGroupBase,
+        /** Number of control-plane VMs: 1, or an odd number >= 3 for HA. */
+        count: z.number().int().min(1).optional(),
+    })
+    .strict();
+
+export const WorkersSchema = z
+    .object({
+        ...NodeGroupBase,
+        /** Number of worker VMs now. Scale = change this number. */
+        count: z.number().int().min(0).optional(),
+        /** Lowest count a scale-in may reach. */
+        minCount: z.number().int().min(0).optional(),
+        /** Highest count a scale-out may reach. */
+        maxCount: z.number().int().min(0).optional(),
+    })
+    .strict();
+
+export const KubernetesSchema = z
+    .object({
+        /** Pod network CIDR (kubeadm `--pod-network-cidr`). */
+        podCidr: cidr.default("192.168.0.0/16"),
+        /** Service CIDR (kubeadm `--service-cidr`; Tacker's `cluster_cidr`). */
+        serviceCidr: cidr.default("10.96.0.0/12"),
+        /** Kubernetes version installed on every node. */
+        version: z.string().regex(/^\d+\.\d+\.\d+$/, "must be a version such as 1.31.4").default("1.31.4"),
+        /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works). */
+        packageRepository: proxyUrl.default("https://pkgs.k8s.io/core:/stable:"),
+    })
+    .strict();
+
+export const ControlPlaneSchema = z
+    .object({
+        /** Fixed VIP address for HA; left out, Neutron allocates it on the masters' network. */
+        vip: ipAddress.optional(),
+        /** Tacker connection point of the VIP port (`cluster_cp_name`). */
+        vipConnectionPoint: identifier.default("vip_CP"),
+        /** HAProxy frontend port on the VIP (HA). */
+        haproxyPort: port.default(16443),
+        /** kube-apiserver port on each master. */
+        apiServerPort: port.default(6443),
+    })
+    .strict();
+
+export const ProxySchema = z
+    .object({
+        httpProxy: proxyUrl.optional(),
+        httpsProxy: proxyUrl.optional(),
+        /** Hosts, IPs, CIDRs or `.domain` suffixes that bypass the proxy. */
+        noProxy: z.array(z.string()).default([]),
+        /** CIDR of the node network; added to no_proxy as one entry. */
+        k8sNodeCidr: cidr.optional(),
+    })
+    .strict();
+
+export const SecurityRuleSchema = z
+    .object({
+        protocol: z.union([z.enum(["tcp", "udp", "icmp"]), z.number().int().min(0).max(255)]),
+        portRangeMin: port.optional(),
+        portRangeMax: port.optional(),
+        remoteIpPrefix: cidr.default("0.0.0.0/0"),
+        description: z.string().max(255).optional(),
+    })
+    .strict();
+
+export const SecurityGroupSchema = z
+    .object({
+        /** Sources allowed to reach SSH, the API and NodePorts. */
+        allowedCidrs: z.array(cidr).min(1).default(["0.0.0.0/0"]),
+        /** Rules added to the node security group. */
+        extraRules: z.array(SecurityRuleSchema).default([]),
+    })
+    .strict();
+
+export const PodAffinitySchema = z
+    .object({
+        /** Nova server-group policy for the workers (and masters). */
+        serverGroupPolicy: z.enum(SERVER_GROUP_POLICIES).default("anti-affinity"),
+    })
+    .strict();
+
+export const SshSchema = z
+    .object({
+        /** Public key installed on every VM through a Nova key pair. */
+        publicKey: z.string().regex(/^(ssh-(rsa|ed25519)|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/=]+( [^\n]*)?$/, "must be an OpenSSH public key line").optional(),
+        /** Private key the remote steps log in with (secret). */
+        privateKey: secretText.optional(),
+    })
+    .strict();
+
+export const StorageServerSchema = z
+    .object({
+        ...placement,
+        connectionPoint: identifier.default("storage_server_CP"),
+        /** Cinder volumes, each formatted ext4 and mounted. */
+        volumes: z
+            .array(
+                z
+                    .object({
+                        /** Name of the volume (Tacker `volume_resource_id`). */
+                        name: identifier,
+                        sizeGb: z.number().int().min(1).default(5),
+                        volumeType: openstackRef.optional(),
+                        /** Mount point on the storage server. */
+                        mountTo: remotePath,
+                    })
+                    .strict(),
+            )
+            .min(1),
+        /** NFS exports: each directory must lie on a mounted volume. */
+        exports: z.array(z.object({ dir: remotePath, exportTo: cidr }).strict()).min(1),
+    })
+    .strict();
+
+export const PersistentVolumeSchema = z
+    .object({
+        /** PersistentVolume manifest in the package; its NFS server address is replaced with the storage server's. */
+        manifestFile: packagePath,
+    })
+    .strict();
+
+export const PrivateRegistrySchema = z
+    .object({
+        protocol: z.enum(["http", "https"]),
+        /** `host[:port]` of the registry. */
+        server: endpoint,
+        username: username.optional(),
+        password: secretText.optional(),
+        /** CA certificate (PEM) in the package, for HTTPS registries. */
+        caCertificateFile: packagePath.optional(),
+        /** Entry added to /etc/hosts on every node. */
+        hostsEntry: z.object({ ip: ipAddress, hostname: hostOrIp }).strict().optional(),
+    })
+    .strict();
+
+export const KubesprayAnsibleSchema = z
+    .object({
+        /** Address of an existing Ansible server; left out, the stack creates one. */
+        host: hostOrIp.optional(),
+        username: username.default("ansible"),
+        password: secretText.optional(),
+        /** Kubespray checkout on the Ansible server. */
+        kubesprayRoot: remotePath.default("/opt/kubespray"),
+        /** Where the generated inventory goes; default `/var/lib/k8s-vnf/inventory/<vnf name>`. */
+        inventoryPath: remotePath.optional(),
+        /** Where the Ansible server VM goes when the stack creates it. */
+        server: placementSchema.optional(),
+    })
+    .strict();
+
+/** The load balancer VM; its `networkId` is the outside-facing port's network (`externalLB_CP1`). */
+export const ExternalLoadBalancerSchema = z
+    .object({
+        ...placement,
+        /** Network of the cluster-facing port (`externalLB_CP2`); default: the masters' network. */
+        internalNetworkId: openstackRef.optional(),
+        connectionPoint: identifier.default("externalLB_CP1"),
+        /** Port the load balancer serves the Kubernetes API on. */
+        apiPort: port.default(8383),
+    })
+    .strict();
+
+export const RegistryVnfSchema = z
+    .object({
+        ...placement,
+        connectionPoint: identifier.default("CP1"),
+        /** Port the registry listens on. */
+        port: port.default(5000),
+        /** `docker save` tar of the registry image in the package; left out, the image is pulled. */
+        imageFile: packagePath.optional(),
+    })
+    .strict();
+
+export const TackerSchema = z
+    .object({
+        /** VIM name to register the cluster under (Tacker `vim_name`). */
+        vimName: z.string().max(255).optional(),
+        /** VIM the VNF runs on (Tacker `vimConnectionInfo[].vimId`). */
+        vimId: z.string().max(255).optional(),
+        /** vimConnectionInfo id. */
+        vimConnectionId: z.string().max(255).optional(),
+    })
+    .strict();
+
+/** Every `k8s-vnf:` stack config key. */
+export const StackConfigSchema = z
+    .object({
+        /** What this stack deploys: a Kubernetes cluster or a private registry. */
+        vnfKind: z.enum(["cluster", "registry"]).default("cluster"),
+        /** Tacker deployment flavour: simple (1 master), complex (HA), podaffinity (HA + anti-affinity). */
+        flavour: z.enum(["simple", "complex", "podaffinity"]).default("simple"),
+        /** Prefix of the VM names; default: the stack name. */
+        vnfName: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, "must be lower-case letters, digits and '-' (at most 40)").optional(),
+        /** Default image of every VM. */
+        image: openstackRef.optional(),
+        /** Default flavor of every VM. */
+        flavor: openstackRef.optional(),
+        /** Folder holding the package files (PV manifests, CA certificates, image tars), relative to the project. */
+        packageDir: z.string().min(1).optional(),
+        /** Default network of every VM. */
+        network: z.object({ networkId: openstackRef, subnetId: openstackRef.optional() }).strict().optional(),
+        ssh: SshSchema.prefault({}),
+        masters: MastersSchema.prefault({}),
+        workers: WorkersSchema.prefault({}),
+        kubernetes: KubernetesSchema.prefault({}),
+        controlPlane: ControlPlaneSchema.prefault({}),
+        proxy: ProxySchema.optional(),
+        securityGroup: SecurityGroupSchema.prefault({}),
+        podAffinity: PodAffinitySchema.optional(),
+        storageServer: StorageServerSchema.optional(),
+        persistentVolumes: z.array(PersistentVolumeSchema).default([]),
+        privateRegistries: z.array(PrivateRegistrySchema).default([]),
+        kubespray: KubesprayAnsibleSchema.optional(),
+        externalLoadBalancer: ExternalLoadBalancerSchema.optional(),
+        registry: RegistryVnfSchema.optional(),
+        tacker: TackerSchema.prefault({}),
+    })
+    .strict();
+
+export type StackConfigInput = z.input<typeof StackConfigSchema>;
+export type StackConfig = z.output<typeof StackConfigSchema>;
+export type Placement = z.output<typeof placementSchema>;
+
+/** The config keys, in the order the docs and Pulumi.yaml list them. */
+export const CONFIG_KEYS = Object.keys(StackConfigSchema.shape) as ReadonlyArray<keyof StackConfig>;
+
+/** Keys whose values are plain strings in stack config (every other key is an object or a list). */
+export const SCALAR_KEYS: ReadonlySet<string> = new Set(["vnfKind", "flavour", "vnfName", "image", "flavor", "packageDir"]);

@@ -1,0 +1,150 @@
+/**
+ * The resolved VNF specification the components are built from: every default applied, every fallback
+ * (image, flavor, network) filled in, CIDRs normalized. Produced only from a configuration that passed
+ * all checks, so components never re-validate.
+ */
+
+/** How one VM is created and logged into. */
+export interface ServerSpec {
+    image: string;
+    flavor: string;
+    networkId: string;
+    subnetId?: string;
+    /** Fixed address of a single VM (node groups keep theirs per index in `fixedIps`). */
+    fixedIp?: string;
+    floatingIpPool?: string;
+    availabilityZone?: string;
+    username: string;
+    /** Plain text here; components wrap it as a Pulumi secret before it reaches any resource. */
+    password?: string;
+    enablePasswordLogin: boolean;
+}
+
+export type NodeRole = "master" | "worker";
+
+export interface NodeGroupSpec {
+    role: NodeRole;
+    count: number;
+    minCount: number;
+    maxCount: number;
+    /** Fixed IPs by node index; shorter than `count` only when none were given. */
+    fixedIps: string[];
+    aspectId: string;
+    connectionPoint: string;
+    vduId: string;
+    server: ServerSpec;
+}
+
+export interface StorageServerSpec {
+    server: ServerSpec;
+    connectionPoint: string;
+    volumes: { name: string; sizeGb: number; volumeType?: string; mountTo: string }[];
+    exports: { dir: string; exportTo: string }[];
+}
+
+export interface PrivateRegistryConnectionSpec {
+    protocol: "http" | "https";
+    server: string;
+    username?: string;
+    password?: string;
+    /** Absolute path of the CA certificate on the machine running Pulumi. */
+    caCertificateFile?: string;
+    hostsEntry?: { ip: string; hostname: string };
+}
+
+export interface KubesprayAnsibleSpec {
+    /** Existing Ansible server; undefined when the stack creates `ansibleServer`. */
+    host?: string;
+    username: string;
+    password?: string;
+    kubesprayRoot: string;
+    inventoryPath: string;
+    /** The Ansible server VM the stack creates when no host was given. */
+    server?: ServerSpec;
+}
+
+export interface ExternalLoadBalancerSpec {
+    /** `server.networkId` is the outside-facing network. */
+    server: ServerSpec;
+    internalNetworkId: string;
+    connectionPoint: string;
+    apiPort: number;
+}
+
+export interface SshSpec {
+    publicKey?: string;
+    privateKey?: string;
+}
+
+export interface TackerSpec {
+    vimName?: string;
+    vimId?: string;
+    vimConnectionId?: string;
+}
+
+export interface SecurityRuleSpec {
+    protocol: "tcp" | "udp" | "icmp" | number;
+    portRangeMin?: number;
+    portRangeMax?: number;
+    remoteIpPrefix: string;
+    description?: string;
+}
+
+export interface ClusterSpec {
+    kind: "cluster";
+    name: string;
+    flavour: "simple" | "complex" | "podaffinity";
+    /** More than one master: VIP port, HAProxy and keepalived. */
+    ha: boolean;
+    masters: NodeGroupSpec;
+    workers: NodeGroupSpec;
+    kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string };
+    controlPlane: { vip?: string; vipConnectionPoint: string; haproxyPort: number; apiServerPort: number };
+    proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; k8sNodeCidr?: string };
+    securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
+    /** Nova server-group policy for the node groups, when pod affinity is on. */
+    serverGroupPolicy?: "anti-affinity" | "soft-anti-affinity";
+    storageServer?: StorageServerSpec;
+    /** Absolute paths of the PersistentVolume manifests. */
+    persistentVolumes: { manifestFile: string }[];
+    privateRegistries: PrivateRegistryConnectionSpec[];
+    kubespray?: KubesprayAnsibleSpec;
+    externalLoadBalancer?: ExternalLoadBalancerSpec;
+    ssh: SshSpec;
+    tacker: TackerSpec;
+}
+
+export interface RegistrySpec {
+    kind: "registry";
+    name: string;
+    server: ServerSpec;
+    connectionPoint: string;
+    port: number;
+    /** Absolute path of the registry image tar, when given. */
+    imageFile?: string;
+    securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
+    ssh: SshSpec;
+    tacker: TackerSpec;
+}
+
+export type VnfSpec = ClusterSpec | RegistrySpec;
+
+/** A problem found in the configuration; `path` is the field as the user wrote it. */
+export interface ConfigProblem {
+    path: string;
+    message: string;
+}
+
+/** Thrown when a configuration is refused; lists every problem at once. Never carries secret values. */
+export class ConfigError extends Error {
+    constructor(
+        readonly problems: ConfigProblem[],
+        readonly source = "k8s-vnf configuration",
+    ) {
+        super(
+            `Invalid ${source} (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n` +
+                problems.map((p) => `  - ${p.path || "(top level)"}: ${p.message}`).join("\n"),
+        );
+        this.name = "ConfigError";
+    }
+}

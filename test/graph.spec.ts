@@ -1,0 +1,176 @@
+import { strict as assert } from "node:assert";
+import { configFromPulumiMap, parseVnfConfig } from "../config/load";
+import { buildVnf } from "../components/vnf";
+import { Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, withSecrets } from "./support/program";
+
+const T = {
+    instance: "openstack:compute/instance:Instance",
+    port: "openstack:networking/port:Port",
+    fip: "openstack:networking/floatingIp:FloatingIp",
+    sg: "openstack:networking/secGroup:SecGroup",
+    rule: "openstack:networking/secGroupRule:SecGroupRule",
+    serverGroup: "openstack:compute/serverGroup:ServerGroup",
+    volume: "openstack:blockstorage/volume:Volume",
+    attach: "openstack:compute/volumeAttach:VolumeAttach",
+};
+
+const PASSWORDS: Record<string, Record<string, Record<string, unknown>>> = {
+    simple: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
+    complex: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
+    podaffinity: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
+    storage: { masters: { password: "m-pw" }, workers: { password: "w-pw" }, storageServer: { password: "s-pw" } },
+    registry: { registry: { password: "r-pw" } },
+    "registry-client": { masters: { password: "m-pw" }, workers: { password: "w-pw" }, privateRegistries: [{}, { password: "reg-pw" }] as any },
+    kubespray: { masters: { password: "m-pw" }, workers: { password: "w-pw" }, kubespray: { password: "a-pw" }, externalLoadBalancer: { password: "lb-pw" } },
+};
+
+/** Builds an example stack's components with a recording transformation, as `pulumi up` would register them. */
+async function build(stack: string, change?: (raw: Record<string, any>) => void): Promise<{ graph: Graph; outputs: any }> {
+    const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
+    const { raw } = configFromPulumiMap(config);
+    change?.(raw);
+    const { spec } = parseVnfConfig(raw, { stackName: stack, baseDir: PROJECT_DIR });
+    const graph = new Graph();
+    await installMocks(graph, stack);
+    const outputs = await resolveOutputs(buildVnf(spec, { transformations: [recordingTransformation(graph)] }));
+    return { graph, outputs };
+}
+
+const isSecret = (v: any) => v && typeof v === "object" && v["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270";
+
+function rulePorts(graph: Graph, groupResource: string): string[] {
+    return graph
+        .ofType(T.rule)
+        .filter((r) => r.parent === groupResource)
+        .map((r) => `${r.inputs.protocol}:${r.inputs.portRangeMin ?? ""}-${r.inputs.portRangeMax ?? ""}:${r.inputs.remoteIpPrefix ?? "group"}`);
+}
+
+describe("resource graphs of the example stacks", () => {
+    it("every example stack runs through index.ts and exports its VNFC resources", async () => {
+        for (const stack of Object.keys(PASSWORDS)) {
+            const { config, secretKeys } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
+            const graph = new Graph();
+            const outputs = (await runProgram(stack, config, secretKeys, graph)) as any;
+            assert.ok(graph.count(T.instance) >= 1, stack);
+            assert.equal(outputs.vnfcResources.length, graph.count(T.instance) - (stack === "kubespray" ? 1 : 0), `${stack}: one VNFC per VM (the Ansible server is not part of the VNF)`);
+            for (const vnfc of outputs.vnfcResources) assert.ok(vnfc.id && vnfc.serverId && vnfc.portId && vnfc.address, JSON.stringify(vnfc));
+        }
+    });
+
+    it("simple: one master, two workers, named by index, user-guide rules, password login through cloud-init", async () => {
+        const { graph, outputs } = await build("simple");
+        assert.equal(graph.count(T.instance), 3);
+        assert.equal(graph.count(T.port), 3);
+        assert.equal(graph.count(T.serverGroup), 0);
+        assert.deepEqual(graph.ofType(T.instance).map((r) => r.inputs.name).sort(), ["simple-master-0", "simple-worker-0", "simple-worker-1"]);
+        for (const vm of graph.ofType(T.instance)) {
+            assert.equal(vm.inputs.imageName, "ubuntu-22.04-server-cloudimg-amd64");
+            assert.equal(vm.inputs.flavorName, "m1.medium");
+            assert.equal(vm.opts.deleteBeforeReplace, true, "a VM is replaced delete-first: its port is kept and binds to one server");
+            assert.ok(isSecret(vm.inputs.userData), "user data carries the password: secret");
+            assert.match(vm.inputs.userData.value, /ssh_pwauth: true/);
+        }
+        for (const port of graph.ofType(T.port)) assert.equal(port.inputs.networkId, "71a3fbd1-f31e-4c2c-b0e2-26267d64a9ee");
+        const rules = rulePorts(graph, "simple-nodes-sg");
+        for (const expected of ["tcp:22-22:0.0.0.0/0", "tcp:6443-6443:0.0.0.0/0", "tcp:30000-32767:0.0.0.0/0", "icmp:-:0.0.0.0/0", "tcp:2379-2380:group", "tcp:10250-10255:group"]) {
+            assert.ok(rules.includes(expected), `${expected} in ${rules.join(" ")}`);
+        }
+        assert.ok(!rules.some((r) => r.startsWith("tcp:16443")), "no HAProxy port without HA");
+        assert.equal(outputs.controlPlaneEndpoint, `${outputs.masterAddresses[0]}:6443`);
+        assert.equal(outputs.vip, undefined);
+        assert.deepEqual(outputs.vnfcResources.map((v: any) => [v.id, v.vduId, v.cpdId]), [
+            ["simple-master-0", "masterNode", "masterNode_CP1"],
+            ["simple-worker-0", "workerNode", "workerNode_CP2"],
+            ["simple-worker-1", "workerNode", "workerNode_CP2"],
+        ]);
+        assert.deepEqual(outputs.scale.worker_instance, { count: 2, min: 2, max: 4 });
+    });
+
+    it("parents: every resource hangs under its component, children named after their parent", async () => {
+        const { graph } = await build("simple");
+        assert.equal(graph.named("simple-worker-1-vm").parent, "simple-worker-1");
+        assert.equal(graph.named("simple-worker-1-port").parent, "simple-worker-1");
+        assert.equal(graph.named("simple-worker-1").parent, "simple-worker");
+        assert.equal(graph.named("simple-worker").parent, "simple");
+        assert.equal(graph.named("simple-nodes-sg-group").parent, "simple-nodes-sg");
+        for (const r of graph.resources.filter((x) => x.name !== "simple")) {
+            assert.ok(r.parent && r.name.startsWith(`${r.parent}-`), `${r.name} is named after its parent ${r.parent}`);
+        }
+    });
+
+    it("complex: three masters share the VIP port's address; HAProxy and VRRP rules", async () => {
+        const { graph, outputs } = await build("complex");
+        assert.equal(graph.ofType(T.instance).filter((r) => r.inputs.metadata["k8s-vnf-role"] === "master").length, 3);
+        const vip = graph.named("complex-vip");
+        assert.deepEqual(vip.inputs.fixedIps, [{ subnetId: "0fe68555-8d3a-4fcb-83e2-602744eab106", ipAddress: "10.10.0.10" }]);
+        const masterPorts = [0, 1, 2].map((i) => graph.named(`complex-master-${i}-port`));
+        assert.deepEqual(masterPorts.map((p) => p.inputs.fixedIps[0].ipAddress), ["10.10.0.11", "10.10.0.12", "10.10.0.13"]);
+        for (const p of masterPorts) assert.deepEqual(p.inputs.allowedAddressPairs, [{ ipAddress: "10.10.0.10" }]);
+        for (const i of [0, 1]) assert.equal(graph.named(`complex-worker-${i}-port`).inputs.allowedAddressPairs, undefined);
+        assert.equal(masterPorts[0].inputs.securityGroupIds.length, 2, "masters are also in the control-plane group");
+        assert.deepEqual(rulePorts(graph, "complex-control-plane-sg"), ["112:-:group"]);
+        assert.equal(graph.named("complex-control-plane-sg-vrrp").inputs.remoteGroupId, "complex-control-plane-sg-group-id");
+        assert.ok(rulePorts(graph, "complex-nodes-sg").includes("tcp:16443-16443:10.10.0.0/16"));
+        assert.equal(outputs.controlPlaneEndpoint, "10.10.0.10:16443");
+        assert.equal(outputs.vip, "10.10.0.10");
+    });
+
+    it("podaffinity: masters and workers in anti-affinity server groups, used as scheduler hints", async () => {
+        const { graph } = await build("podaffinity");
+        const groups = graph.ofType(T.serverGroup);
+        assert.deepEqual(groups.map((g) => [g.inputs.name, g.inputs.policies]).sort(), [["podaffinity-master", ["anti-affinity"]], ["podaffinity-worker", ["anti-affinity"]]]);
+        for (const vm of graph.ofType(T.instance)) {
+            const role = vm.inputs.metadata["k8s-vnf-role"];
+            assert.deepEqual(vm.inputs.schedulerHints, [{ group: `podaffinity-${role}-server-group-id` }]);
+        }
+        assert.ok(graph.ofType(T.instance).filter((v) => v.inputs.metadata["k8s-vnf-role"] === "worker").every((v) => v.inputs.availabilityZone === "nova"));
+    });
+
+    it("storage: the Cinder volume is its own resource, attached delete-first to the storage server", async () => {
+        const { graph, outputs } = await build("storage");
+        const volume = graph.named("storage-storage-volume-storage_server_volume");
+        assert.equal(volume.inputs.size, 5);
+        const attach = graph.named("storage-storage-attach-storage_server_volume");
+        assert.equal(attach.inputs.instanceId, "storage-storage-server-vm-id");
+        assert.equal(attach.inputs.volumeId, "storage-storage-volume-storage_server_volume-id");
+        assert.equal(attach.opts.deleteBeforeReplace, true);
+        assert.equal(graph.named("storage-storage-server-vm").inputs.flavorName, "m1.small");
+        assert.deepEqual(rulePorts(graph, "storage-nfs-sg").sort(), ["tcp:111-111:group", "tcp:2049-2049:group", "udp:111-111:group", "udp:2049-2049:group"]);
+        assert.equal(graph.named("storage-nfs-sg-nfs-tcp").inputs.remoteGroupId, "storage-nodes-sg-group-id", "NFS is open to the cluster nodes only");
+        assert.ok(outputs.storageServerAddress);
+    });
+
+    it("registry: one VM with its fixed IP and the registry port open", async () => {
+        const { graph, outputs } = await build("registry");
+        assert.equal(graph.count(T.instance), 1);
+        assert.deepEqual(graph.named("registry-server-port").inputs.fixedIps, [{ subnetId: "d1bebebe-dde4-486a-8bca-eb9939aec972", ipAddress: "192.168.0.10" }]);
+        assert.ok(rulePorts(graph, "registry-sg").includes("tcp:5000-5000:192.168.0.0/24"));
+        assert.equal(outputs.registryEndpoint, "192.168.0.10:5000");
+        assert.equal(outputs.vnfKind, "registry");
+    });
+
+    it("registry-client: registry connections add no OpenStack resources", async () => {
+        const { graph } = await build("registry-client");
+        assert.equal(graph.count(T.instance), 3);
+    });
+
+    it("kubespray: an Ansible server VM and an external LB with an outside and an inside port", async () => {
+        const { graph, outputs } = await build("kubespray");
+        assert.equal(graph.named("kubespray-ansible-vm").inputs.flavorName, "m1.small");
+        const lbPorts = [graph.named("kubespray-external-lb-port"), graph.named("kubespray-external-lb-port-1")];
+        assert.deepEqual(graph.named("kubespray-external-lb-vm").inputs.networks, lbPorts.map((p) => ({ port: `${p.name}-id` })));
+        assert.deepEqual(lbPorts[1].inputs.securityGroupIds, ["kubespray-nodes-sg-group-id"]);
+        assert.equal(graph.named("kubespray-external-lb-fip").inputs.pool, "public");
+        assert.ok(rulePorts(graph, "kubespray-lb-sg").includes("tcp:8383-8383:0.0.0.0/0"));
+        assert.match(outputs.externalLoadBalancerAddress, /^172\.24\.4\./, "the LB is reached on its floating IP");
+    });
+
+    it("scale: a new worker count only adds or removes the tail", async () => {
+        const names = async (count: number) =>
+            (await build("simple", (raw) => (raw.workers = { ...raw.workers, count, maxCount: 6 }))).graph.resources.map((r) => r.name).filter((n) => n.includes("-worker-"));
+        const two = await names(2);
+        const four = await names(4);
+        assert.ok(two.every((n) => four.includes(n)), "the first two workers are untouched");
+        assert.deepEqual(four.filter((n) => !two.includes(n)).filter((n) => n.endsWith("-vm")).sort(), ["simple-worker-2-vm", "simple-worker-3-vm"]);
+    });
+});

@@ -1,0 +1,121 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Graph, readStackConfig, runProgram, withSecrets } from "./support/program";
+
+/** The simple example stack with its passwords set as secrets. */
+function simpleStack(): { config: Record<string, string>; secretKeys: string[] } {
+    return withSecrets(readStackConfig("simple"), {
+        masters: { password: "master-pw" },
+        workers: { password: "worker-pw" },
+    });
+}
+
+/** Applies `change` to the parsed value of one config key. */
+function edit(config: Record<string, string>, key: string, change: (value: any) => any): Record<string, string> {
+    const full = `k8s-vnf:${key}`;
+    const current = config[full] === undefined ? undefined : isJson(config[full]) ? JSON.parse(config[full]) : config[full];
+    const next = change(current === undefined ? undefined : structuredClone(current));
+    const out = { ...config };
+    if (next === undefined) delete out[full];
+    else out[full] = typeof next === "string" ? next : JSON.stringify(next);
+    return out;
+}
+
+function isJson(text: string): boolean {
+    return text.startsWith("{") || text.startsWith("[");
+}
+
+async function refused(config: Record<string, string>, secretKeys: string[]): Promise<{ message: string; graph: Graph }> {
+    const graph = new Graph();
+    try {
+        await runProgram("bad", config, secretKeys, graph);
+    } catch (e) {
+        return { message: (e as Error).message, graph };
+    }
+    assert.fail("the program accepted the configuration");
+}
+
+describe("stack config: bad input is refused before anything is registered", () => {
+    const base = simpleStack();
+    const cases: [string, () => { config: Record<string, string>; secretKeys?: string[] }, string][] = [
+        ["2 masters in flavour complex", () => ({ config: edit(edit(base.config, "flavour", () => "complex"), "masters", (m) => ({ ...m, count: 2 })) }), "masters.count"],
+        ["3 masters in flavour simple", () => ({ config: edit(base.config, "masters", (m) => ({ ...m, count: 3 })) }), "masters.count"],
+        ["more workers than maxCount", () => ({ config: edit(base.config, "workers", (w) => ({ ...w, count: 5 })) }), "workers.maxCount"],
+        ["fewer workers than minCount", () => ({ config: edit(base.config, "workers", (w) => ({ ...w, count: 1 })) }), "workers.minCount"],
+        ["a misspelt config key", () => ({ config: { ...base.config, "k8s-vnf:mastrs": "{}" } }), "mastrs"],
+        ["a misspelt field", () => ({ config: edit(base.config, "masters", (m) => ({ ...m, flavour: "m1.large" })) }), "masters.flavour"],
+        ["a password that is not a Pulumi secret", () => ({ config: base.config, secretKeys: ["k8s-vnf:workers"] }), "masters.password"],
+        ["proxy credentials that are not a Pulumi secret", () => ({ config: edit(base.config, "proxy", (p) => ({ ...p, httpProxy: "http://u:p@proxy:3128" })) }), "proxy.httpProxy"],
+        ["fewer fixed IPs than masters", () => ({ config: edit(edit(edit(base.config, "flavour", () => "complex"), "masters", (m) => ({ ...m, count: 3, fixedIps: ["10.10.0.11"] })), "network", (n) => ({ ...n, subnetId: "s" })) }), "masters.fixedIps"],
+        ["fixed IPs without a subnet", () => ({ config: edit(base.config, "workers", (w) => ({ ...w, fixedIps: ["10.10.0.21", "10.10.0.22"] })) }), "workers.subnetId"],
+        ["one address for two VMs", () => ({ config: edit(edit(edit(base.config, "network", (n) => ({ ...n, subnetId: "s" })), "masters", (m) => ({ ...m, fixedIps: ["10.10.0.21"] })), "workers", (w) => ({ ...w, fixedIps: ["10.10.0.21", "10.10.0.22"] })) }), "workers.fixedIps[0]"],
+        ["a VIP without HA", () => ({ config: edit(base.config, "controlPlane", () => ({ vip: "10.10.0.10" })) }), "controlPlane.vip"],
+        ["pod affinity outside flavour podaffinity", () => ({ config: edit(base.config, "podAffinity", () => ({ serverGroupPolicy: "anti-affinity" })) }), "podAffinity"],
+        ["an unknown server-group policy", () => ({ config: edit(edit(edit(base.config, "flavour", () => "podaffinity"), "masters", (m) => ({ ...m, count: 3 })), "podAffinity", () => ({ serverGroupPolicy: "affinity-please" })) }), "podAffinity.serverGroupPolicy"],
+        ["ports on an ICMP rule", () => ({ config: edit(base.config, "securityGroup", () => ({ extraRules: [{ protocol: "icmp", portRangeMin: 1 }] })) }), "securityGroup.extraRules[0].protocol"],
+        ["a reversed port range", () => ({ config: edit(base.config, "securityGroup", () => ({ extraRules: [{ protocol: "tcp", portRangeMin: 9000, portRangeMax: 8000 }] })) }), "securityGroup.extraRules[0].portRangeMax"],
+        ["no image anywhere", () => ({ config: edit(base.config, "image", () => undefined) }), "masters.image"],
+        ["no network anywhere", () => ({ config: edit(base.config, "network", () => undefined) }), "workers.networkId"],
+        ["a Kubernetes version that is not one", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "latest" })) }), "kubernetes.version"],
+        ["overlapping pod and service CIDRs", () => ({ config: edit(base.config, "kubernetes", () => ({ podCidr: "10.0.0.0/8", serviceCidr: "10.96.0.0/12" })) }), "kubernetes.serviceCidr"],
+        ["a no_proxy entry with shell in it", () => ({ config: edit(base.config, "proxy", (p) => ({ ...p, noProxy: ["10.0.0.1", "`reboot`"] })) }), "proxy.noProxy[1]"],
+        ["a public key that is not one", () => ({ config: edit(base.config, "ssh", () => ({ publicKey: "hello" })) }), "ssh.publicKey"],
+        ["a structured key that is not JSON", () => ({ config: { ...base.config, "k8s-vnf:masters": "count=3" } }), "masters"],
+        ["a PV manifest without packageDir", () => ({ config: edit(storageConfig(), "packageDir", () => undefined) }), "persistentVolumes[0].manifestFile"],
+        ["PVs without a storage server", () => ({ config: edit(storageConfig(), "storageServer", () => undefined) }), "persistentVolumes"],
+        ["an export twice", () => ({ config: edit(storageConfig(), "storageServer", (s) => ({ ...s, exports: [s.exports[0], s.exports[0]] })) }), "storageServer.exports[1].dir"],
+        ["vnfKind registry without registry settings", () => ({ config: { ...base.config, "k8s-vnf:vnfKind": "registry" } }), "registry"],
+        ["a storage server on a registry VNF", () => ({ config: edit(registryConfig(), "storageServer", () => JSON.parse(storageConfig()["k8s-vnf:storageServer"])) }), "storageServer"],
+        ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
+        ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "w" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
+    ];
+
+    for (const [what, make, field] of cases) {
+        it(what, async () => {
+            const { config, secretKeys } = make();
+            const { message, graph } = await refused(config, secretKeys ?? [...base.secretKeys, "k8s-vnf:storageServer", "k8s-vnf:registry", "k8s-vnf:privateRegistries"]);
+            assert.ok(message.includes(`- ${field}:`), `expected ${field} in:\n${message}`);
+            assert.equal(graph.resources.length, 0, `registered: ${graph.resources.map((r) => r.name).join(", ")}`);
+        });
+    }
+
+    it("reports every problem at once", async () => {
+        let config = edit(base.config, "workers", (w) => ({ ...w, count: 9 }));
+        config = edit(config, "kubernetes", () => ({ podCidr: "10.0.0.0/8", serviceCidr: "10.96.0.0/12" }));
+        config = edit(config, "controlPlane", () => ({ vip: "10.10.0.10" }));
+        const { message } = await refused(config, base.secretKeys);
+        for (const field of ["workers.maxCount", "kubernetes.serviceCidr", "controlPlane.vip"]) assert.ok(message.includes(field), message);
+    });
+
+    it("a PersistentVolume manifest that is not one is named", async () => {
+        const pkg = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-bad-package-"));
+        try {
+            fs.mkdirSync(path.join(pkg, "Files/kubernetes"), { recursive: true });
+            for (const i of [1, 2, 3]) fs.writeFileSync(path.join(pkg, `Files/kubernetes/nfs-pv${i}.yaml`), i === 2 ? "kind: Pod\nmetadata: {name: x}\n" : fs.readFileSync(path.join(__dirname, "../examples/package/Files/kubernetes/nfs-pv1.yaml")));
+            const { message, graph } = await refused(edit(storageConfig(), "packageDir", () => pkg), [...base.secretKeys, "k8s-vnf:storageServer"]);
+            assert.match(message, /persistentVolumes\[1\]\.manifestFile: .*not a PersistentVolume manifest/);
+            assert.equal(graph.resources.length, 0);
+        } finally {
+            fs.rmSync(pkg, { recursive: true, force: true });
+        }
+    });
+
+    it("secrets never reach the error message", async () => {
+        const config = edit(edit(base.config, "workers", (w) => ({ ...w, count: 9, password: "worker-secret-123" })), "masters", (m) => ({ ...m, password: "master-secret-456" }));
+        const { message } = await refused(config, []);
+        assert.ok(message.includes("masters.password"));
+        assert.doesNotMatch(message, /worker-secret-123|master-secret-456/);
+    });
+});
+
+function storageConfig(): Record<string, string> {
+    return withSecrets(readStackConfig("storage"), { masters: { password: "m" }, workers: { password: "w" }, storageServer: { password: "s" } }).config;
+}
+
+function registryConfig(): Record<string, string> {
+    return withSecrets(readStackConfig("registry"), { registry: { password: "r" } }).config;
+}
+
+
