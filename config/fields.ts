@@ -20,10 +20,13 @@ export const username = z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9._-]{0,31}$/, "must be a login name (letters, digits, '.', '_', '-'; at most 32 characters)");
 
-/** A password, key or token: any text but control characters other than newlines (keys span lines). */
+/**
+ * A password, key or token: any text but control characters other than newlines (keys span lines). At least
+ * 4 characters, so it can be told apart from ordinary text when logs and errors are redacted.
+ */
 export const secretText = z
     .string()
-    .min(1, "must not be empty")
+    .min(4, "must be at least 4 characters")
     .refine((v) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v), "must not contain control characters");
 
 export const hostname = z.string().refine(isHostname, "must be a hostname (letters, digits, '-' and '.')");

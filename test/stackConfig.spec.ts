@@ -69,7 +69,7 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["vnfKind registry without registry settings", () => ({ config: { ...base.config, "k8s-vnf:vnfKind": "registry" } }), "registry"],
         ["a storage server on a registry VNF", () => ({ config: edit(registryConfig(), "storageServer", () => JSON.parse(storageConfig()["k8s-vnf:storageServer"])) }), "storageServer"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
-        ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "w" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
+        ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
     ];
 
     for (const [what, make, field] of cases) {
@@ -111,11 +111,11 @@ describe("stack config: bad input is refused before anything is registered", () 
 });
 
 function storageConfig(): Record<string, string> {
-    return withSecrets(readStackConfig("storage"), { masters: { password: "m" }, workers: { password: "w" }, storageServer: { password: "s" } }).config;
+    return withSecrets(readStackConfig("storage"), { masters: { password: "master-pw" }, workers: { password: "worker-pw" }, storageServer: { password: "storage-pw" } }).config;
 }
 
 function registryConfig(): Record<string, string> {
-    return withSecrets(readStackConfig("registry"), { registry: { password: "r" } }).config;
+    return withSecrets(readStackConfig("registry"), { registry: { password: "registry-pw" } }).config;
 }
 
 

@@ -1,0 +1,84 @@
+/**
+ * ManagedLine: exactly one copy of a line in a file on a host (e.g. an /etc/hosts entry). The smallest
+ * real step, and the model for the others: script beside it, arguments quoted by `sh`, idempotent.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { Failure, StepDefinition, StepProvider } from "./step";
+import { stepOptions, stepProps } from "./stepResource";
+import { SshSession, SshTarget } from "./transport/ssh";
+import { sh } from "./transport/shell";
+
+/** Read when the program loads; travels with the serialized provider as a string. */
+const SCRIPT = fs.readFileSync(path.join(__dirname, "managedLine.sh"), "utf8");
+
+interface ManagedLineInputs {
+    [key: string]: unknown;
+    path: string;
+    line: string;
+    mode: string;
+    sudo: boolean;
+}
+
+function run(s: SshSession, sudo: boolean, args: string[]) {
+    return s.exec(sh`bash -s -- ${args}`, { sudo, stdin: SCRIPT });
+}
+
+export const managedLineStep: StepDefinition<ManagedLineInputs> = {
+    kind: "ManagedLine",
+    version: "1",
+    replaceOn: ["path"],
+    deleteBeforeReplace: false,
+    deleteSucceedsWhenUnreachable: false,
+    validate(i): Failure[] {
+        const failures: Failure[] = [];
+        if (typeof i.path !== "string" || !/^\/[A-Za-z0-9._/+@-]+$/.test(i.path) || i.path.split("/").includes("..")) failures.push({ property: "path", reason: "must be an absolute path" });
+        if (typeof i.line !== "string" || i.line === "" || /[\n\r\0]/.test(i.line)) failures.push({ property: "line", reason: "must be one non-empty line" });
+        if (i.mode !== undefined && (typeof i.mode !== "string" || !/^0?[0-7]{3}$/.test(i.mode))) failures.push({ property: "mode", reason: "must be an octal file mode such as 0644" });
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:${i.path}`,
+    async create(s, i) {
+        await run(s, i.sudo, ["ensure", i.path, i.line, "", i.mode]);
+        return {};
+    },
+    async update(s, olds, news) {
+        await run(s, news.sudo, ["ensure", news.path, news.line, olds.line, news.mode]);
+        return {};
+    },
+    async delete(s, outs) {
+        await run(s, outs.sudo, ["remove", outs.path, outs.line]);
+    },
+    async read(s, outs) {
+        const count = Number((await run(s, outs.sudo, ["count", outs.path, outs.line])).stdout.trim());
+        return count === 0 ? undefined : { line: outs.line };
+    },
+};
+
+/** The one provider instance of this step kind (its serialization is cached per instance). */
+export const managedLineProvider = new StepProvider(managedLineStep);
+
+export interface ManagedLineArgs {
+    /** Host to edit, and how to log in. */
+    connection: pulumi.Input<SshTarget>;
+    /** Absolute path of the file. */
+    path: pulumi.Input<string>;
+    /** The line, whole (no newline). */
+    line: pulumi.Input<string>;
+    /** Mode of the file if it has to be created; default 0644. */
+    mode?: pulumi.Input<string>;
+    /** Edit as root (through sudo); default true. */
+    sudo?: pulumi.Input<boolean>;
+}
+
+export class ManagedLine extends pulumi.dynamic.Resource {
+    declare readonly path: pulumi.Output<string>;
+    declare readonly line: pulumi.Output<string>;
+    declare readonly hostKeyFingerprint: pulumi.Output<string>;
+
+    constructor(name: string, args: ManagedLineArgs, opts?: pulumi.CustomResourceOptions) {
+        const inputs = { path: args.path, line: args.line, mode: args.mode ?? "0644", sudo: args.sudo ?? true };
+        super(managedLineProvider, name, stepProps(managedLineStep, args.connection, inputs), stepOptions(managedLineStep, opts), "k8s-vnf", managedLineStep.kind);
+    }
+}

@@ -1,0 +1,150 @@
+/**
+ * The pattern every remote step follows: a step definition (what to do on create/update/delete/read, which
+ * inputs force a replacement) turned into a Pulumi dynamic provider with the contract the engine expects:
+ *
+ * - check: validates inputs, tolerating values still unknown during preview;
+ * - diff: replaces when the host or a `replaceOn` input changes (or is unknown), updates otherwise;
+ *   `providerVersion` changes update, so fixed delete code reaches existing resources;
+ * - create/update: return every input plus computed values (diff later gets these as "olds");
+ * - delete: undoes create; read: reports drift for `pulumi refresh`, or an empty id when the thing is gone.
+ *
+ * The provider is serialized into the stack state by the SDK: this module imports only node built-ins and
+ * the transport, and never holds a connection between calls.
+ */
+import { ConnectError, SshPolicy, SshSession, SshTarget, withSession } from "./transport/ssh";
+
+/** What `pulumi.runtime.unknownValue` is: the engine's placeholder for values not known during preview. */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+export type StepInputs = Record<string, unknown>;
+
+/** The properties every step resource has besides its own inputs. */
+export interface StepEnvelope {
+    /** How to log into the host (secret). */
+    connection: SshTarget;
+    /** Version of the step's code; a change makes existing resources update and store the new code. */
+    providerVersion: string;
+    /** Host key seen at create (trust on first use), enforced afterwards. */
+    hostKeyFingerprint?: string;
+}
+
+export type Failure = { property: string; reason: string };
+
+export interface StepDefinition<I extends StepInputs, C extends StepInputs = StepInputs> {
+    /** Resource type name, e.g. `ManagedLine` (`pulumi-nodejs:dynamic/k8s-vnf:ManagedLine`). */
+    kind: string;
+    /** Version of this step's code. */
+    version: string;
+    /** Problems with the step's own inputs (connection excluded); unknown values are never passed here. */
+    validate(inputs: Partial<I>): Failure[];
+    /** Inputs whose change cannot be applied in place. */
+    replaceOn: ReadonlyArray<keyof I & string>;
+    /** When the old and new copy cannot exist together. */
+    deleteBeforeReplace: boolean;
+    /** When the host cannot be reached at delete: `true` treats the thing as gone with its host. */
+    deleteSucceedsWhenUnreachable: boolean;
+    /** Connection retry and command deadline overrides. */
+    policy?: Partial<SshPolicy>;
+    /** The resource id (stable for the same target). */
+    id(inputs: I & StepEnvelope): string;
+    create(session: SshSession, inputs: I): Promise<C>;
+    update(session: SshSession, olds: I & C, news: I): Promise<C>;
+    delete(session: SshSession, outs: I & C): Promise<void>;
+    /** The inputs as found on the host, or undefined when the thing is gone. */
+    read(session: SshSession, outs: I & C): Promise<Partial<I> | undefined>;
+}
+
+const isUnknown = (v: unknown) => v === UNKNOWN;
+
+function containsUnknown(v: unknown): boolean {
+    if (isUnknown(v)) return true;
+    if (Array.isArray(v)) return v.some(containsUnknown);
+    if (v && typeof v === "object") return Object.values(v).some(containsUnknown);
+    return false;
+}
+
+function same(a: unknown, b: unknown): boolean {
+    return JSON.stringify(a) === JSON.stringify(b);
+}
+
+const CONNECTION_IDENTITY = ["host", "port", "username"] as const;
+
+export function checkConnection(connection: unknown): Failure[] {
+    if (isUnknown(connection)) return [];
+    if (!connection || typeof connection !== "object") return [{ property: "connection", reason: "required: {host, username, privateKey or password}" }];
+    const c = connection as Partial<SshTarget>;
+    const failures: Failure[] = [];
+    if (!isUnknown(c.host) && (typeof c.host !== "string" || !/^[A-Za-z0-9.:-]+$/.test(c.host))) failures.push({ property: "connection.host", reason: "must be a hostname or an IP address" });
+    if (!isUnknown(c.username) && (typeof c.username !== "string" || !/^[A-Za-z_][A-Za-z0-9._-]{0,31}$/.test(c.username))) failures.push({ property: "connection.username", reason: "must be a login name" });
+    if (c.port !== undefined && !isUnknown(c.port) && !(Number.isInteger(c.port) && c.port >= 1 && c.port <= 65535)) failures.push({ property: "connection.port", reason: "must be a port from 1 to 65535" });
+    if (c.privateKey === undefined && c.password === undefined) failures.push({ property: "connection", reason: "needs a privateKey or a password" });
+    return failures;
+}
+
+/** A dynamic provider built from a step definition; create one per step kind, at module scope. */
+export class StepProvider<I extends StepInputs, C extends StepInputs = StepInputs> {
+    constructor(private readonly def: StepDefinition<I, C>) {}
+
+    async check(_olds: Record<string, unknown>, news: Record<string, unknown>) {
+        const own: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(news)) if (k !== "connection" && k !== "providerVersion" && k !== "__provider" && !containsUnknown(v)) own[k] = v;
+        const failures = [...checkConnection(news.connection), ...this.def.validate(own as Partial<I>).filter((f) => !containsUnknown(news[f.property.split(/[.[]/)[0]]))];
+        return { inputs: news, failures };
+    }
+
+    async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+        const replaces: string[] = [];
+        const oldConn = (olds.connection ?? {}) as Record<string, unknown>;
+        const newConn = news.connection;
+        if (isUnknown(newConn)) replaces.push("connection");
+        else {
+            const nc = (newConn ?? {}) as Record<string, unknown>;
+            if (CONNECTION_IDENTITY.some((k) => isUnknown(nc[k]) || !same(oldConn[k], nc[k]))) replaces.push("connection");
+        }
+        for (const key of this.def.replaceOn) if (isUnknown(news[key]) || containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
+        const keys = new Set([...Object.keys(news), ...Object.keys(olds)].filter((k) => k !== "__provider" && k in news));
+        const changed = [...keys].some((k) => !same(olds[k], news[k]));
+        return { changes: changed || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
+    }
+
+    async create(inputs: Record<string, unknown>) {
+        const step = inputs as I & StepEnvelope;
+        return this.session(step, undefined, async (s) => {
+            const computed = await this.def.create(s, step);
+            return { id: this.def.id(step), outs: { ...inputs, ...computed, hostKeyFingerprint: s.hostKeyFingerprint } };
+        });
+    }
+
+    async update(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+        const prior = olds as I & C & StepEnvelope;
+        const next = news as I & StepEnvelope;
+        return this.session(next, prior.hostKeyFingerprint, async (s) => {
+            const computed = await this.def.update(s, prior, next);
+            return { outs: { ...news, ...computed, hostKeyFingerprint: s.hostKeyFingerprint } };
+        });
+    }
+
+    async delete(_id: string, outs: Record<string, unknown>) {
+        const state = outs as I & C & StepEnvelope;
+        try {
+            await this.session(state, state.hostKeyFingerprint, (s) => this.def.delete(s, state));
+        } catch (e) {
+            if (e instanceof ConnectError && this.def.deleteSucceedsWhenUnreachable) {
+                console.log(`[${this.def.kind} ${state.connection.host}] host unreachable at delete; nothing left to undo there`);
+                return;
+            }
+            throw e;
+        }
+    }
+
+    async read(id: string, props: Record<string, unknown>) {
+        const state = props as I & C & StepEnvelope;
+        const found = await this.session(state, state.hostKeyFingerprint, (s) => this.def.read(s, state));
+        return found === undefined ? { id: "", props: {} } : { id, props: { ...props, ...found } };
+    }
+
+    private session<T>(step: StepEnvelope, recordedFingerprint: string | undefined, fn: (s: SshSession) => Promise<T>): Promise<T> {
+        const target = { ...step.connection, hostKeyFingerprint: step.connection.hostKeyFingerprint ?? recordedFingerprint };
+        return withSession(target, this.def.policy ?? {}, { step: `${this.def.kind} ${this.def.id(step as I & StepEnvelope)}` }, fn);
+    }
+}

@@ -1,0 +1,51 @@
+/**
+ * Shared set-up for tests on lab hosts: one lab per suite, stopped after it (also when tests fail), and a
+ * record of every line of output the suite captured, checked for secrets at the end.
+ */
+import { strict as assert } from "node:assert";
+import { Lab, labAvailable } from "../lab/lab";
+
+export interface LabSuite {
+    lab: Lab;
+    /** Every log line and error message the suite saw. */
+    captured: string[];
+    log: (line: string) => void;
+}
+
+/** Call inside `describe`: starts `hosts` before the suite, stops them after, scans output for `secrets`. */
+export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: () => string[] } = {}): LabSuite {
+    const suite = { captured: [] as string[] } as LabSuite;
+    suite.log = (line: string) => suite.captured.push(line);
+
+    before(async function () {
+        const available = labAvailable();
+        if (!available.ok) {
+            if (process.env.CI) assert.fail(`lab hosts unavailable in CI: ${available.why}`);
+            this.skip();
+        }
+        this.timeout(300_000);
+        suite.lab = new Lab();
+        await suite.lab.start(hosts, { volumeMb: options.volumeMb });
+    });
+
+    after(async function () {
+        if (!suite.lab) return;
+        const secrets = [suite.lab.password, suite.lab.privateKey, ...(options.secrets?.() ?? [])];
+        await suite.lab.stop();
+        const leaked = suite.captured.filter((line) => secrets.some((s) => s && line.includes(s)));
+        assert.deepEqual(leaked, [], "captured output contains a secret");
+    });
+
+    return suite;
+}
+
+/** Runs `fn` and returns the error it throws, recording its message as captured output. */
+export async function failure(suite: LabSuite, fn: () => Promise<unknown>): Promise<Error> {
+    try {
+        await fn();
+    } catch (e) {
+        suite.captured.push((e as Error).message);
+        return e as Error;
+    }
+    assert.fail("expected a failure");
+}

@@ -1,0 +1,141 @@
+/**
+ * Drives a dynamic provider exactly as the Pulumi engine does: the provider is serialized by the SDK (as
+ * `dynamic.Resource` does), loaded by the real `@pulumi/pulumi/cmd/dynamic-provider` host process, and
+ * called over gRPC (Configure, Check, Diff, Create, Update, Read, Delete).
+ */
+import { ChildProcess, spawn } from "node:child_process";
+import * as grpc from "@grpc/grpc-js";
+import * as pulumi from "@pulumi/pulumi";
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+const provrpc = require("@pulumi/pulumi/proto/provider_grpc_pb");
+const provproto = require("@pulumi/pulumi/proto/provider_pb");
+const structproto = require("google-protobuf/google/protobuf/struct_pb");
+
+type Props = Record<string, unknown>;
+
+/** Struct cannot carry `undefined`; the engine never sends it either. */
+const toStruct = (o: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(o)));
+
+export class ProviderCallError extends Error {
+    constructor(
+        readonly method: string,
+        readonly code: number,
+        readonly details: string,
+    ) {
+        super(`${method}: ${details}`);
+    }
+}
+
+export interface DiffResult {
+    changes: "some" | "none" | "unknown";
+    replaces: string[];
+    deleteBeforeReplace: boolean;
+}
+
+export class ProviderHost {
+    /** Everything the host process printed (the provider's console output goes to the CLI this way). */
+    output = "";
+    private constructor(
+        private readonly child: ChildProcess,
+        private readonly client: any,
+        readonly providerText: string,
+    ) {}
+
+    /** Serializes `provider` as the SDK does and starts a host process for it. */
+    static async start(provider: pulumi.dynamic.ResourceProvider, config: Record<string, string> = {}): Promise<ProviderHost> {
+        const serialized = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
+        const hostScript = require.resolve("@pulumi/pulumi/cmd/dynamic-provider");
+        const child = spawn(process.execPath, [hostScript, "127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
+        const port = await new Promise<string>((resolve, reject) => {
+            child.once("error", reject);
+            child.stdout!.once("data", (d) => resolve(String(d).trim()));
+        });
+        const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        const host = new ProviderHost(child, client, serialized.text);
+        child.stdout!.on("data", (d) => (host.output += String(d)));
+        child.stderr!.on("data", (d) => (host.output += String(d)));
+        const req = new provproto.ConfigureRequest();
+        req.setArgs(toStruct(config));
+        await host.call("configure", req);
+        return host;
+    }
+
+    async check(olds: Props, news: Props): Promise<{ inputs: Props; failures: { property: string; reason: string }[] }> {
+        const req = new provproto.CheckRequest();
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setOlds(toStruct(olds));
+        req.setNews(toStruct(this.withProvider(news)));
+        const resp = await this.call("check", req);
+        return {
+            inputs: resp.getInputs()?.toJavaScript() ?? {},
+            failures: resp.getFailuresList().map((f: any) => ({ property: f.getProperty(), reason: f.getReason() })),
+        };
+    }
+
+    async diff(id: string, olds: Props, news: Props): Promise<DiffResult> {
+        const req = new provproto.DiffRequest();
+        req.setId(id);
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setOlds(toStruct(olds));
+        req.setNews(toStruct(this.withProvider(news)));
+        const resp = await this.call("diff", req);
+        const changes = resp.getChanges();
+        return {
+            changes: changes === provproto.DiffResponse.DiffChanges.DIFF_SOME ? "some" : changes === provproto.DiffResponse.DiffChanges.DIFF_NONE ? "none" : "unknown",
+            replaces: resp.getReplacesList(),
+            deleteBeforeReplace: resp.getDeletebeforereplace(),
+        };
+    }
+
+    async create(news: Props): Promise<{ id: string; outs: Props }> {
+        const req = new provproto.CreateRequest();
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setProperties(toStruct(this.withProvider(news)));
+        const resp = await this.call("create", req);
+        return { id: resp.getId(), outs: resp.getProperties().toJavaScript() };
+    }
+
+    async update(id: string, olds: Props, news: Props): Promise<Props> {
+        const req = new provproto.UpdateRequest();
+        req.setId(id);
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setOlds(toStruct(olds));
+        req.setNews(toStruct(this.withProvider(news)));
+        const resp = await this.call("update", req);
+        return resp.getProperties().toJavaScript();
+    }
+
+    async read(id: string, props: Props): Promise<{ id: string; props: Props }> {
+        const req = new provproto.ReadRequest();
+        req.setId(id);
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setProperties(toStruct(props));
+        const resp = await this.call("read", req);
+        return { id: resp.getId(), props: resp.getProperties()?.toJavaScript() ?? {} };
+    }
+
+    async delete(id: string, props: Props): Promise<void> {
+        const req = new provproto.DeleteRequest();
+        req.setId(id);
+        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setProperties(toStruct(props));
+        await this.call("delete", req);
+    }
+
+    stop(): void {
+        this.client.close();
+        this.child.kill();
+    }
+
+    /** The engine always sends the serialized provider along with the inputs. */
+    private withProvider(props: Props): Props {
+        return { ...props, __provider: this.providerText };
+    }
+
+    private call(method: string, req: unknown): Promise<any> {
+        return new Promise((resolve, reject) =>
+            this.client[method](req, (err: grpc.ServiceError | null, resp: unknown) => (err ? reject(new ProviderCallError(method, err.code, err.details)) : resolve(resp))),
+        );
+    }
+}
