@@ -21,7 +21,8 @@ interface ManagedLineInputs {
     sudo: boolean;
 }
 
-function run(s: SshSession, sudo: boolean, args: string[]) {
+// Not `run`: mocha defines a global of that name, and the SDK's serializer leaves globals out of closures.
+function runScript(s: SshSession, sudo: boolean, args: string[]) {
     return s.exec(sh`bash -s -- ${args}`, { sudo, stdin: SCRIPT });
 }
 
@@ -40,18 +41,18 @@ export const managedLineStep: StepDefinition<ManagedLineInputs> = {
     },
     id: (i) => `${i.connection.host}:${i.path}`,
     async create(s, i) {
-        await run(s, i.sudo, ["ensure", i.path, i.line, "", i.mode]);
+        await runScript(s, i.sudo, ["ensure", i.path, i.line, "", i.mode]);
         return {};
     },
     async update(s, olds, news) {
-        await run(s, news.sudo, ["ensure", news.path, news.line, olds.line, news.mode]);
+        await runScript(s, news.sudo, ["ensure", news.path, news.line, olds.line, news.mode]);
         return {};
     },
     async delete(s, outs) {
-        await run(s, outs.sudo, ["remove", outs.path, outs.line]);
+        await runScript(s, outs.sudo, ["remove", outs.path, outs.line]);
     },
     async read(s, outs) {
-        const count = Number((await run(s, outs.sudo, ["count", outs.path, outs.line])).stdout.trim());
+        const count = Number((await runScript(s, outs.sudo, ["count", outs.path, outs.line])).stdout.trim());
         return count === 0 ? undefined : { line: outs.line };
     },
 };

@@ -14,7 +14,10 @@
 import { ConnectError, SshPolicy, SshSession, SshTarget, withSession } from "./transport/ssh";
 
 /** What `pulumi.runtime.unknownValue` is: the engine's placeholder for values not known during preview. */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+// Provider code refers to module-local names only: TypeScript compiles uses of an exported const as
+// `exports.X`, which the SDK's serializer does not carry into the stack state.
+export { UNKNOWN_VALUE as UNKNOWN };
 
 export type StepInputs = Record<string, unknown>;
 
@@ -54,7 +57,7 @@ export interface StepDefinition<I extends StepInputs, C extends StepInputs = Ste
     read(session: SshSession, outs: I & C): Promise<Partial<I> | undefined>;
 }
 
-const isUnknown = (v: unknown) => v === UNKNOWN;
+const isUnknown = (v: unknown) => v === UNKNOWN_VALUE;
 
 function containsUnknown(v: unknown): boolean {
     if (isUnknown(v)) return true;

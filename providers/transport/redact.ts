@@ -1,5 +1,7 @@
 /** Replaces every known secret in text meant for logs and errors. */
-export const REDACTED = "[secret]";
+const REDACTED_TEXT = "[secret]";
+// Module-local in provider code: see UNKNOWN in ../step.ts.
+export { REDACTED_TEXT as REDACTED };
 
 export class Redactor {
     private readonly secrets: string[];
@@ -12,7 +14,7 @@ export class Redactor {
 
     redact(text: string): string {
         let out = text;
-        for (const secret of this.secrets) out = out.split(secret).join(REDACTED);
+        for (const secret of this.secrets) out = out.split(secret).join(REDACTED_TEXT);
         return out;
     }
 

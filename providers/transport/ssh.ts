@@ -37,13 +37,15 @@ export interface SshPolicy {
     commandTimeoutMs: number;
 }
 
-export const DEFAULT_POLICY: SshPolicy = {
+const DEFAULT_SSH_POLICY: SshPolicy = {
     connectAttempts: 10,
     connectIntervalMs: 15_000,
     connectDeadlineMs: 10 * 15_000 + 60_000,
     handshakeTimeoutMs: 20_000,
     commandTimeoutMs: 30 * 60_000,
 };
+// Module-local in provider code: see UNKNOWN in ../step.ts.
+export { DEFAULT_SSH_POLICY as DEFAULT_POLICY };
 
 /** Who is asking: named in every log line and error. */
 export interface StepContext {
@@ -74,24 +76,36 @@ export interface ExecResult {
     stderr: string;
 }
 
+// These classes are serialized into the stack state with the provider, where classes are rewritten:
+// `super(message)` to the built-in Error no longer sets the message, and `new.target` is gone. So the
+// message and the name are set explicitly.
 export class SshError extends Error {
-    constructor(message: string) {
+    constructor(message: string, name = "SshError") {
         super(message);
-        this.name = new.target.name;
+        this.message = message;
+        this.name = name;
     }
 }
 
 /** The host presented another key than the one pinned or recorded. Never retried. */
-export class HostKeyMismatchError extends SshError {}
+export class HostKeyMismatchError extends SshError {
+    constructor(message: string) {
+        super(message, "HostKeyMismatchError");
+    }
+}
 /** Could not log in or reach the host within the policy. */
-export class ConnectError extends SshError {}
+export class ConnectError extends SshError {
+    constructor(message: string) {
+        super(message, "ConnectError");
+    }
+}
 /** A command exited non-zero or ran past its deadline. */
 export class RemoteCommandError extends SshError {
     constructor(
         message: string,
         readonly code: number | undefined,
     ) {
-        super(message);
+        super(message, "RemoteCommandError");
     }
 }
 
@@ -116,7 +130,7 @@ export class SshSession {
 
     /** Connects with retries; a changed host key fails at once with both fingerprints. */
     static async open(target: SshTarget, policy: Partial<SshPolicy>, ctx: StepContext): Promise<SshSession> {
-        const p = { ...DEFAULT_POLICY, ...policy };
+        const p = { ...DEFAULT_SSH_POLICY, ...policy };
         const redactor = new Redactor([target.password, target.privateKey, ...(ctx.secrets ?? [])]);
         const started = Date.now();
         let lastError = "";
@@ -283,7 +297,10 @@ function connectOnce(target: SshTarget, timeoutMs: number): Promise<{ client: Cl
 }
 
 class LineSplitter {
-    private buffer = "";
+    private buffer: string;
+    constructor() {
+        this.buffer = "";
+    }
     push(text: string): string[] {
         this.buffer += text;
         const parts = this.buffer.split("\n");

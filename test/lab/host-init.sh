@@ -23,5 +23,6 @@ ln -s pts/ptmx "$root/dev/ptmx"
 if [[ -n "$loop_minor" ]]; then mknod -m 0660 "$root/dev/vdb" b 7 "$loop_minor"; fi
 mount -t tmpfs -o mode=0755 tmpfs "$root/run"
 mkdir -p "$root/run/sshd"
+mkdir -m 1777 "$root/run/lock"
 chroot "$root" ssh-keygen -A >/dev/null
 exec chroot "$root" /usr/sbin/sshd -D -e -o PasswordAuthentication=yes -o UsePAM=no -o PidFile=none

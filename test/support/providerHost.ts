@@ -3,9 +3,11 @@
  * `dynamic.Resource` does), loaded by the real `@pulumi/pulumi/cmd/dynamic-provider` host process, and
  * called over gRPC (Configure, Check, Diff, Create, Update, Read, Delete).
  */
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess, execFile, spawn } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
-import * as pulumi from "@pulumi/pulumi";
+import { PROJECT_DIR } from "./program";
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 const provrpc = require("@pulumi/pulumi/proto/provider_grpc_pb");
@@ -42,9 +44,13 @@ export class ProviderHost {
         readonly providerText: string,
     ) {}
 
-    /** Serializes `provider` as the SDK does and starts a host process for it. */
-    static async start(provider: pulumi.dynamic.ResourceProvider, config: Record<string, string> = {}): Promise<ProviderHost> {
-        const serialized = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
+    /**
+     * Serializes the provider exported as `exportName` by `modulePath` as the SDK does when a program
+     * registers a dynamic resource, in a clean Node process (no test-runner globals to hide free variables
+     * from the serializer), and starts a host process for it.
+     */
+    static async start(modulePath: string, exportName: string, config: Record<string, string> = {}): Promise<ProviderHost> {
+        const text = await serializeInCleanProcess(modulePath, exportName);
         const hostScript = require.resolve("@pulumi/pulumi/cmd/dynamic-provider");
         const child = spawn(process.execPath, [hostScript, "127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
         const port = await new Promise<string>((resolve, reject) => {
@@ -52,7 +58,7 @@ export class ProviderHost {
             child.stdout!.once("data", (d) => resolve(String(d).trim()));
         });
         const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const host = new ProviderHost(child, client, serialized.text);
+        const host = new ProviderHost(child, client, text);
         child.stdout!.on("data", (d) => (host.output += String(d)));
         child.stderr!.on("data", (d) => (host.output += String(d)));
         const req = new provproto.ConfigureRequest();
@@ -138,4 +144,18 @@ export class ProviderHost {
             this.client[method](req, (err: grpc.ServiceError | null, resp: unknown) => (err ? reject(new ProviderCallError(method, err.code, err.details)) : resolve(resp))),
         );
     }
+}
+
+async function serializeInCleanProcess(modulePath: string, exportName: string): Promise<string> {
+    const script = `
+        require("ts-node").register({ transpileOnly: true, project: ${JSON.stringify(path.join(PROJECT_DIR, "tsconfig.json"))} });
+        const pulumi = require("@pulumi/pulumi");
+        const provider = require(${JSON.stringify(path.resolve(PROJECT_DIR, modulePath))})[${JSON.stringify(exportName)}];
+        if (!provider) throw new Error("no export ${exportName}");
+        pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => process.stdout.write(sf.text));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["-e", script], { cwd: PROJECT_DIR, maxBuffer: 64 << 20 });
+    // Uses of exported consts compile to `exports.X`, which is not serialized: undefined in the provider.
+    const dangling = stdout.split("\n").filter((line) => /\bexports\.(?!handler = )/.test(line));
+    if (dangling.length) throw new Error(`${modulePath}: serialized provider refers to module exports:\n${dangling.join("\n")}`);
+    return stdout;
 }
