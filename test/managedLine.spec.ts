@@ -118,3 +118,21 @@ describe("ManagedLine through the real dynamic-provider host, on lab hosts", fun
         assert.ok(!host.output.includes(suite.lab.password));
     });
 });
+
+describe("ManagedLine as a resource (mocks)", () => {
+    it("registers with its type, a secret connection, the step's code version, and connection as a secret output", async () => {
+        const { Graph, installMocks, recordingTransformation } = await import("./support/program");
+        const { ManagedLine } = await import("../providers/managedLine");
+        const graph = new Graph();
+        await installMocks(graph, "mocks");
+        const connection = { host: "10.0.0.5", username: "ubuntu", password: "not-in-the-clear" };
+        new ManagedLine("hosts-entry", { connection, path: "/etc/hosts", line: "10.0.0.5 worker-0" }, { transformations: [recordingTransformation(graph)] });
+        await new Promise((r) => setTimeout(r, 200));
+        const r = graph.named("hosts-entry");
+        assert.equal(r.type, "pulumi-nodejs:dynamic/k8s-vnf:ManagedLine");
+        assert.equal(r.inputs.providerVersion, managedLineStep.version);
+        assert.equal(r.inputs.connection["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270", "connection is secret");
+        assert.match(r.inputs.__provider, /exports\.handler/);
+        assert.ok(r.opts.additionalSecretOutputs?.includes("connection"));
+    });
+});

@@ -6,6 +6,7 @@
  * Nothing here is created at module load: a provider opens a session inside each method and closes it.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { connect as tcpConnect } from "node:net";
 import { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
 import { Redactor } from "./redact";
 import { sh, ShellText } from "./shell";
@@ -265,11 +266,13 @@ function hostLabel(t: SshTarget): string {
 function connectOnce(target: SshTarget, timeoutMs: number): Promise<{ client: Client; fingerprint: string }> {
     return new Promise((resolve, reject) => {
         const client = new Client();
+        // Small SSH packets (a channel request, a short command) otherwise wait on Nagle + delayed ACK (~40 ms each).
+        const sock = tcpConnect({ host: target.host, port: target.port ?? 22 });
+        sock.setNoDelay(true);
         let fingerprint = "";
         let mismatch: HostKeyMismatchError | undefined;
         const config: ConnectConfig = {
-            host: target.host,
-            port: target.port ?? 22,
+            sock,
             username: target.username,
             privateKey: target.privateKey,
             password: target.password,
@@ -288,10 +291,15 @@ function connectOnce(target: SshTarget, timeoutMs: number): Promise<{ client: Cl
             },
         };
         client.once("ready", () => resolve({ client, fingerprint }));
-        client.once("error", (err: Error) => {
+        const fail = (err: Error) => {
             client.end();
+            sock.destroy();
             reject(mismatch ?? err);
-        });
+        };
+        client.once("error", fail);
+        sock.once("error", fail);
+        sock.setTimeout(timeoutMs, () => fail(new Error(`no TCP connection within ${timeoutMs}ms`)));
+        sock.once("connect", () => sock.setTimeout(0));
         client.connect(config);
     });
 }

@@ -17,7 +17,18 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
     const suite = { captured: [] as string[] } as LabSuite;
     suite.log = (line: string) => suite.captured.push(line);
 
+    // Everything the process prints while the suite runs is scanned too, not only what tests collect.
+    const writes: { stream: NodeJS.WriteStream; original: NodeJS.WriteStream["write"] }[] = [];
+
     before(async function () {
+        for (const stream of [process.stdout, process.stderr]) {
+            const original = stream.write;
+            writes.push({ stream, original });
+            stream.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
+                suite.captured.push(String(chunk));
+                return (original as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+            } as NodeJS.WriteStream["write"];
+        }
         const available = labAvailable();
         if (!available.ok) {
             if (process.env.CI) assert.fail(`lab hosts unavailable in CI: ${available.why}`);
@@ -29,6 +40,7 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
     });
 
     after(async function () {
+        for (const { stream, original } of writes.splice(0)) stream.write = original;
         if (!suite.lab) return;
         const secrets = [suite.lab.password, suite.lab.privateKey, ...(options.secrets?.() ?? [])];
         await suite.lab.stop();

@@ -4,6 +4,8 @@
  * called over gRPC (Configure, Check, Diff, Create, Update, Read, Delete).
  */
 import { ChildProcess, execFile, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -148,12 +150,20 @@ export class ProviderHost {
 
 async function serializeInCleanProcess(modulePath: string, exportName: string): Promise<string> {
     const script = `
-        require("ts-node").register({ transpileOnly: true, project: ${JSON.stringify(path.join(PROJECT_DIR, "tsconfig.json"))} });
-        const pulumi = require("@pulumi/pulumi");
+        require(${JSON.stringify(require.resolve("ts-node"))}).register({ transpileOnly: true, project: ${JSON.stringify(path.join(PROJECT_DIR, "tsconfig.json"))} });
+        const pulumi = require(${JSON.stringify(require.resolve("@pulumi/pulumi"))});
         const provider = require(${JSON.stringify(path.resolve(PROJECT_DIR, modulePath))})[${JSON.stringify(exportName)}];
         if (!provider) throw new Error("no export ${exportName}");
         pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => process.stdout.write(sf.text));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ["-e", script], { cwd: PROJECT_DIR, maxBuffer: 64 << 20 });
+    // A script file, not `node -e`: under -e Node makes built-in modules globals, which the serializer skips.
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-serialize-")), "serialize.js");
+    fs.writeFileSync(file, script);
+    let stdout: string;
+    try {
+        stdout = (await promisify(execFile)(process.execPath, [file], { cwd: PROJECT_DIR, maxBuffer: 64 << 20 })).stdout;
+    } finally {
+        fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
     // Uses of exported consts compile to `exports.X`, which is not serialized: undefined in the provider.
     const dangling = stdout.split("\n").filter((line) => /\bexports\.(?!handler = )/.test(line));
     if (dangling.length) throw new Error(`${modulePath}: serialized provider refers to module exports:\n${dangling.join("\n")}`);
