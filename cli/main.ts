@@ -11,6 +11,7 @@ import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
 import { parseRequestText } from "../config/requestText";
 import { ConfigError, ConfigProblem } from "../config/spec";
 import { convertInstantiateRequest } from "../config/tacker";
+import { splitPath } from "../config/tackerMap";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { configurationReference } from "./reference";
 import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
@@ -182,7 +183,7 @@ function hasPackageFiles(config: Record<string, unknown>): boolean {
 function withoutSecrets(config: Record<string, unknown>, secretPaths: string[]): Record<string, unknown> {
     const copy = structuredClone(config);
     for (const p of secretPaths) {
-        const segments = p.split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== "");
+        const segments = splitPath(p);
         let node: any = copy;
         for (const seg of segments.slice(0, -1)) node = node?.[seg];
         if (node) delete node[segments[segments.length - 1]];
