@@ -28,9 +28,8 @@ async function main(): Promise<void> {
         const transportMs = Number(process.hrtime.bigint() - t0) / 1e6;
         session.close();
 
-        const keyFile = path.join(lab.dir, "id_ed25519");
         const control = path.join(lab.dir, "cm-%C");
-        const base = ["-i", keyFile, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", `UserKnownHostsFile=${path.join(lab.dir, "known_hosts")}`, "-o", "ControlMaster=auto", "-o", `ControlPath=${control}`, "-o", "ControlPersist=60"];
+        const base = ["-i", lab.privateKeyFile, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", `UserKnownHostsFile=${path.join(lab.dir, "known_hosts")}`, "-o", "ControlMaster=auto", "-o", `ControlPath=${control}`, "-o", "ControlPersist=60"];
         const target = `ubuntu@${host.address}`;
         await run("ssh", [...base, target, "true"]);
         const t1 = process.hrtime.bigint();

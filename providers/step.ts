@@ -104,9 +104,9 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
             const nc = (newConn ?? {}) as Record<string, unknown>;
             if (CONNECTION_IDENTITY.some((k) => isUnknown(nc[k]) || !same(oldConn[k], nc[k]))) replaces.push("connection");
         }
-        for (const key of this.def.replaceOn) if (isUnknown(news[key]) || containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
-        const keys = new Set([...Object.keys(news), ...Object.keys(olds)].filter((k) => k !== "__provider" && k in news));
-        const changed = [...keys].some((k) => !same(olds[k], news[k]));
+        for (const key of this.def.replaceOn) if (containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
+        // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint).
+        const changed = Object.keys(news).some((k) => k !== "__provider" && !same(olds[k], news[k]));
         return { changes: changed || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
     }
 

@@ -159,7 +159,7 @@ export class SshSession {
         let stdin: Buffer | undefined = options.stdin === undefined ? undefined : Buffer.from(options.stdin);
         if (options.sudo) {
             if ((await this.sudoNeedsPassword()) === "password") {
-                if (!this.target.password) throw new RemoteCommandError(`${this.ctx.step} on ${hostLabel(this.target)}: sudo asks for a password and none is configured`, undefined);
+                if (!this.target.password) throw new RemoteCommandError(`${this.where()}: sudo asks for a password and none is configured`, undefined);
                 // sudo reads the first line of its standard input as the password; the rest is the command's.
                 remote = sh`sudo -S -p '' -- ${remote}`;
                 stdin = Buffer.concat([Buffer.from(`${this.target.password}\n`), stdin ?? Buffer.alloc(0)]);
@@ -169,10 +169,10 @@ export class SshSession {
         }
         const result = await this.run(remote.text, stdin, timeoutMs + 10_000, options.quiet ?? false);
         if (result.code === 124 || result.code === 137) {
-            throw new RemoteCommandError(`${this.ctx.step} on ${hostLabel(this.target)}: command ran past its ${seconds}s deadline${this.tail(result.stderr)}`, result.code);
+            throw new RemoteCommandError(`${this.where()}: command ran past its ${seconds}s deadline${this.tail(result.stderr)}`, result.code);
         }
         if (result.code !== 0 && !options.allowFailure) {
-            throw new RemoteCommandError(`${this.ctx.step} on ${hostLabel(this.target)}: command exited ${result.code}${this.tail(result.stderr)}`, result.code);
+            throw new RemoteCommandError(`${this.where()}: command exited ${result.code}${this.tail(result.stderr)}`, result.code);
         }
         return result;
     }
@@ -186,12 +186,18 @@ export class SshSession {
         } finally {
             sftp.end();
         }
-        const owner = options.owner ? sh`-o ${options.owner.split(":")[0]} -g ${options.owner.split(":")[1] ?? options.owner}` : sh``;
+        const [user, group = user] = options.owner?.split(":") ?? [];
+        const owner = user ? sh`-o ${user} -g ${group}` : sh``;
         await this.exec(sh`install -D -m ${options.mode ?? "0644"} ${owner} ${tmp} ${remotePath}; rc=$?; rm -f ${tmp}; exit $rc`, { sudo: options.sudo, quiet: true });
     }
 
     close(): void {
         this.client.end();
+    }
+
+    /** How errors name the step and the host. */
+    private where(): string {
+        return `${this.ctx.step} on ${hostLabel(this.target)}`;
     }
 
     private async sudoNeedsPassword(): Promise<"nopasswd" | "password"> {
@@ -212,17 +218,18 @@ export class SshSession {
         const prefix = `[${this.ctx.step} ${hostLabel(this.target)}]`;
         return new Promise((resolve, reject) => {
             this.client.exec(command, (err: Error | undefined, channel: ClientChannel) => {
-                if (err) return reject(new RemoteCommandError(`${this.ctx.step} on ${hostLabel(this.target)}: ${this.redactor.redact(err.message)}`, undefined));
+                if (err) return reject(new RemoteCommandError(`${this.where()}: ${this.redactor.redact(err.message)}`, undefined));
                 const out: Buffer[] = [];
                 const errs: Buffer[] = [];
                 const lines = { out: new LineSplitter(), err: new LineSplitter() };
+                const logLine = (stream: "out" | "err", line: string) => log(`${prefix}${stream === "err" ? " (stderr)" : ""} ${this.redactor.redact(line)}`);
                 const emit = (text: string, stream: "out" | "err") => {
                     if (quiet) return;
-                    for (const line of lines[stream].push(text)) log(`${prefix}${stream === "err" ? " (stderr)" : ""} ${this.redactor.redact(line)}`);
+                    for (const line of lines[stream].push(text)) logLine(stream, line);
                 };
                 const timer = setTimeout(() => {
                     channel.close();
-                    reject(new RemoteCommandError(`${this.ctx.step} on ${hostLabel(this.target)}: no answer within ${Math.round(limitMs / 1000)}s`, undefined));
+                    reject(new RemoteCommandError(`${this.where()}: no answer within ${Math.round(limitMs / 1000)}s`, undefined));
                 }, limitMs);
                 channel.on("data", (d: Buffer) => {
                     out.push(d);
@@ -235,9 +242,9 @@ export class SshSession {
                 channel.on("close", (code: number | null, signal?: string) => {
                     clearTimeout(timer);
                     if (!quiet) {
-                        for (const [stream, splitter] of Object.entries(lines)) {
-                            const rest = splitter.flush();
-                            if (rest) log(`${prefix}${stream === "err" ? " (stderr)" : ""} ${this.redactor.redact(rest)}`);
+                        for (const stream of ["out", "err"] as const) {
+                            const rest = lines[stream].flush();
+                            if (rest) logLine(stream, rest);
                         }
                     }
                     resolve({ code: code ?? (signal ? 128 + 9 : 255), stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(errs).toString() });

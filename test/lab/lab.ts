@@ -48,15 +48,17 @@ export class Lab {
     readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-vnf-lab-${this.run}-`));
     readonly password = `lab-${randomBytes(9).toString("base64url")}`;
     readonly privateKey: string;
+    /** The same key as a file, for the OpenSSH client. */
+    readonly privateKeyFile: string;
     readonly publicKeyFile: string;
     private readonly hosts = new Map<string, LabHost>();
     private bridge = false;
 
     constructor() {
-        const keyFile = path.join(this.dir, "id_ed25519");
-        execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", keyFile]);
-        this.privateKey = fs.readFileSync(keyFile, "utf8");
-        this.publicKeyFile = `${keyFile}.pub`;
+        this.privateKeyFile = path.join(this.dir, "id_ed25519");
+        execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", this.privateKeyFile]);
+        this.privateKey = fs.readFileSync(this.privateKeyFile, "utf8");
+        this.publicKeyFile = `${this.privateKeyFile}.pub`;
         liveLabs.add(this);
         if (!exitHandlerInstalled) {
             exitHandlerInstalled = true;

@@ -19,6 +19,8 @@ const structproto = require("google-protobuf/google/protobuf/struct_pb");
 type Props = Record<string, unknown>;
 
 /** Struct cannot carry `undefined`; the engine never sends it either. */
+const URN = "urn:pulumi:test::k8s-vnf::step::test";
+
 const toStruct = (o: Props) => structproto.Struct.fromJavaScript(JSON.parse(JSON.stringify(o)));
 
 export class ProviderCallError extends Error {
@@ -71,9 +73,7 @@ export class ProviderHost {
 
     async check(olds: Props, news: Props): Promise<{ inputs: Props; failures: { property: string; reason: string }[] }> {
         const req = new provproto.CheckRequest();
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
-        req.setOlds(toStruct(olds));
-        req.setNews(toStruct(this.withProvider(news)));
+        this.setChange(req, olds, news);
         const resp = await this.call("check", req);
         return {
             inputs: resp.getInputs()?.toJavaScript() ?? {},
@@ -84,9 +84,7 @@ export class ProviderHost {
     async diff(id: string, olds: Props, news: Props): Promise<DiffResult> {
         const req = new provproto.DiffRequest();
         req.setId(id);
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
-        req.setOlds(toStruct(olds));
-        req.setNews(toStruct(this.withProvider(news)));
+        this.setChange(req, olds, news);
         const resp = await this.call("diff", req);
         const changes = resp.getChanges();
         return {
@@ -98,7 +96,7 @@ export class ProviderHost {
 
     async create(news: Props): Promise<{ id: string; outs: Props }> {
         const req = new provproto.CreateRequest();
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setUrn(URN);
         req.setProperties(toStruct(this.withProvider(news)));
         const resp = await this.call("create", req);
         return { id: resp.getId(), outs: resp.getProperties().toJavaScript() };
@@ -107,9 +105,7 @@ export class ProviderHost {
     async update(id: string, olds: Props, news: Props): Promise<Props> {
         const req = new provproto.UpdateRequest();
         req.setId(id);
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
-        req.setOlds(toStruct(olds));
-        req.setNews(toStruct(this.withProvider(news)));
+        this.setChange(req, olds, news);
         const resp = await this.call("update", req);
         return resp.getProperties().toJavaScript();
     }
@@ -117,7 +113,7 @@ export class ProviderHost {
     async read(id: string, props: Props): Promise<{ id: string; props: Props }> {
         const req = new provproto.ReadRequest();
         req.setId(id);
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setUrn(URN);
         req.setProperties(toStruct(props));
         const resp = await this.call("read", req);
         return { id: resp.getId(), props: resp.getProperties()?.toJavaScript() ?? {} };
@@ -126,7 +122,7 @@ export class ProviderHost {
     async delete(id: string, props: Props): Promise<void> {
         const req = new provproto.DeleteRequest();
         req.setId(id);
-        req.setUrn("urn:pulumi:test::k8s-vnf::step::test");
+        req.setUrn(URN);
         req.setProperties(toStruct(props));
         await this.call("delete", req);
     }
@@ -134,6 +130,13 @@ export class ProviderHost {
     stop(): void {
         this.client.close();
         this.child.kill();
+    }
+
+    /** Check, Diff and Update carry the old state and the new inputs. */
+    private setChange(req: any, olds: Props, news: Props): void {
+        req.setUrn(URN);
+        req.setOlds(toStruct(olds));
+        req.setNews(toStruct(this.withProvider(news)));
     }
 
     /** The engine always sends the serialized provider along with the inputs. */
