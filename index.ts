@@ -1,11 +1,18 @@
 import * as pulumi from "@pulumi/pulumi";
 import { loadFromPulumiConfig } from "./config/load";
+import { computeApiFrom } from "./config/openstackCredentials";
+import { ConfigError } from "./config/spec";
 import { buildVnf } from "./components/vnf";
 
-const loaded = loadFromPulumiConfig(pulumi.runtime.allConfig(), isSecretConfigKey, { stackName: pulumi.getStack(), baseDir: __dirname });
+const config = pulumi.runtime.allConfig();
+const loaded = loadFromPulumiConfig(config, isSecretConfigKey, { stackName: pulumi.getStack(), baseDir: __dirname });
 for (const w of loaded.warnings) pulumi.log.warn(`${w.path}: ${w.message}`);
 
-export = buildVnf(loaded.spec);
+const needsComputeApi = loaded.spec.kind === "cluster" && loaded.spec.flavour === "podaffinity";
+const compute = needsComputeApi ? computeApiFrom(config, process.env) : undefined;
+if (compute?.problems.length) throw new ConfigError(compute.problems, "OpenStack credentials for pod-affinity labels");
+
+export = buildVnf(loaded.spec, { compute: compute?.api && pulumi.secret(compute.api) });
 
 /** Pulumi knows which config keys are encrypted; the SDK exposes it without a published type. */
 function isSecretConfigKey(key: string): boolean {

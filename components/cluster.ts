@@ -1,6 +1,9 @@
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { ClusterSpec } from "../config/spec";
+import { ComputeApi } from "../providers/kubernetes/computeHost";
+import { KubeadmCluster } from "./kubeadmCluster";
+import { controlPlaneEndpoint } from "./kubeadmPlan";
 import { NodeGroup } from "./nodeGroup";
 import { NFS_RULES, nodeRules, SecurityGroup, sshAndPortRules, VRRP_RULES } from "./securityGroups";
 import { Server } from "./server";
@@ -10,6 +13,8 @@ import { VnfcResource, vnfcOf } from "./vnfc";
 export interface KubernetesClusterArgs {
     /** The resolved cluster specification (see `config/`). */
     spec: ClusterSpec;
+    /** OpenStack credentials for reading each worker's compute host (pod affinity). */
+    compute?: pulumi.Input<ComputeApi>;
 }
 
 /**
@@ -25,6 +30,8 @@ export class KubernetesCluster extends pulumi.ComponentResource {
     readonly storageServer?: StorageServer;
     readonly externalLoadBalancer?: Server;
     readonly ansibleServer?: Server;
+    /** Kubernetes installed with kubeadm (absent when kubespray installs it). */
+    readonly kubeadm?: KubeadmCluster;
     /** Every VM with its ports, by stable VNFC id (the VM name). */
     readonly vnfcResources: pulumi.Output<VnfcResource[]>;
 
@@ -79,6 +86,7 @@ export class KubernetesCluster extends pulumi.ComponentResource {
             {
                 vnfName: vnf,
                 spec: spec.masters,
+                heal: spec.heal,
                 securityGroupIds: masterSgIds,
                 allowedAddresses: vip ? [vip] : undefined,
                 keyPairName: keyPair?.name,
@@ -88,12 +96,14 @@ export class KubernetesCluster extends pulumi.ComponentResource {
         );
         this.workers = new NodeGroup(
             `${name}-worker`,
-            { vnfName: vnf, spec: spec.workers, securityGroupIds: [nodesSg.group.id], keyPairName: keyPair?.name, serverGroupPolicy: spec.serverGroupPolicy },
+            { vnfName: vnf, spec: spec.workers, securityGroupIds: [nodesSg.group.id], keyPairName: keyPair?.name, serverGroupPolicy: spec.serverGroupPolicy, heal: spec.heal },
             child,
         );
-        this.controlPlaneEndpoint = vip
-            ? pulumi.interpolate`${vip}:${spec.controlPlane.haproxyPort}`
-            : pulumi.interpolate`${this.masters.nodes[0].address}:${spec.controlPlane.apiServerPort}`;
+        if (!spec.kubespray) {
+            this.kubeadm = new KubeadmCluster(`${name}-kubeadm`, { spec, masters: this.masters.nodes, workers: this.workers.nodes, vip, compute: args.compute }, child);
+        }
+        const first = this.masters.nodes[0];
+        this.controlPlaneEndpoint = pulumi.all([first.address, vip]).apply(([address, v]) => controlPlaneEndpoint(spec, [{ name: first.vmName, address }], v));
 
         const vnfcs: pulumi.Output<VnfcResource>[] = [
             ...this.masters.nodes.map((n, i) => vnfcOf(n, `${vnf}-master-${i}`, spec.masters.vduId, spec.masters.connectionPoint)),

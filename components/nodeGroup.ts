@@ -16,6 +16,8 @@ export interface NodeGroupArgs {
     keyPairName?: pulumi.Input<string>;
     /** When set, the nodes go into a Nova server group with this policy (pod affinity). */
     serverGroupPolicy?: "anti-affinity" | "soft-anti-affinity";
+    /** Heal generations: the entire cluster's, and per node (`<role>-<index>`). */
+    heal?: { generation: number; nodes: Record<string, number> };
 }
 
 /**
@@ -55,6 +57,7 @@ export class NodeGroup extends pulumi.ComponentResource {
                     keyPairName: args.keyPairName,
                     serverGroupId: this.serverGroup?.id,
                     metadata: { "k8s-vnf-role": spec.role, "k8s-vnf-vdu": spec.vduId, "k8s-vnf-cp": spec.connectionPoint },
+                    replacementTrigger: args.heal && `${args.heal.generation}.${args.heal.nodes[`${spec.role}-${i}`] ?? 0}`,
                 },
                 { parent: this },
             );

@@ -31,10 +31,14 @@ export interface ServerArgs {
     serverGroupId?: pulumi.Input<string>;
     /** Nova metadata: role, VDU and connection point, so the VM explains itself in `openstack server show`. */
     metadata?: Record<string, string>;
+    /** A change of this value replaces the VM (heal); its first value does not. */
+    replacementTrigger?: pulumi.Input<string>;
 }
 
 /** A VM with its ports and, optionally, a floating IP. */
 export class Server extends pulumi.ComponentResource {
+    /** Nova server name. */
+    readonly vmName: string;
     /** Nova server. */
     readonly instance: openstack.compute.Instance;
     /** Ports in NIC order. */
@@ -46,6 +50,7 @@ export class Server extends pulumi.ComponentResource {
 
     constructor(name: string, args: ServerArgs, opts?: pulumi.ComponentResourceOptions) {
         super("k8s-vnf:openstack:Server", name, {}, opts);
+        this.vmName = args.vmName;
         const created = createServer(name, args, this);
         this.instance = created.instance;
         this.ports = created.ports;
@@ -91,7 +96,7 @@ function createServer(name: string, args: ServerArgs, parent: pulumi.Resource) {
             metadata: args.metadata,
         },
         // The ports outlive a replacement (heal keeps the node's address), and a port binds to one server at a time.
-        { parent, deleteBeforeReplace: true },
+        { parent, deleteBeforeReplace: true, replacementTrigger: args.replacementTrigger },
     );
     const address = ports[0].allFixedIps.apply((ips) => ips[0]);
     return { instance, ports, address, sshAddress: floatingIp ? floatingIp.address : address };

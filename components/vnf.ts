@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { VnfSpec } from "../config/spec";
+import { ComputeApi } from "../providers/kubernetes/computeHost";
 import { KubernetesCluster } from "./cluster";
 import { PrivateRegistry } from "./registry";
 import { VnfcResource } from "./vnfc";
@@ -11,17 +12,24 @@ export interface VnfOutputs {
     [key: string]: unknown;
 }
 
+/** What the program knows besides the VNF's own configuration. */
+export interface VnfEnvironment {
+    /** OpenStack credentials for the compute-host lookups of pod-affinity labels. */
+    compute?: pulumi.Input<ComputeApi>;
+}
+
 /** Builds the components of one VNF and returns the stack outputs. */
-export function buildVnf(spec: VnfSpec, opts?: pulumi.ComponentResourceOptions): VnfOutputs {
+export function buildVnf(spec: VnfSpec, environment: VnfEnvironment = {}, opts?: pulumi.ComponentResourceOptions): VnfOutputs {
     if (spec.kind === "registry") {
         const registry = new PrivateRegistry(spec.name, { spec }, opts);
         return { vnfKind: spec.kind, registryEndpoint: registry.endpoint, vnfcResources: registry.vnfcResources };
     }
-    const cluster = new KubernetesCluster(spec.name, { spec }, opts);
+    const cluster = new KubernetesCluster(spec.name, { spec, compute: environment.compute }, opts);
     return {
         vnfKind: spec.kind,
         flavour: spec.flavour,
         controlPlaneEndpoint: cluster.controlPlaneEndpoint,
+        kubeconfig: cluster.kubeadm?.kubeconfig,
         vip: cluster.vipPort?.allFixedIps.apply((ips) => ips[0]),
         masterAddresses: pulumi.all(cluster.masters.nodes.map((n) => n.address)),
         workerAddresses: pulumi.all(cluster.workers.nodes.map((n) => n.address)),

@@ -155,6 +155,15 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         proxy = { ...config.proxy, k8sNodeCidr: nodeCidr?.text };
     }
 
+    for (const key of Object.keys(config.heal.nodes)) {
+        const [role, index] = key.split("-");
+        const group = role === "master" ? masters : workers;
+        if (Number(index) >= group.count) c.fail(`heal.nodes.${key}`, `there is no ${key}: ${group.count} ${role}(s), numbered from 0`);
+        else if (role === "master" && !ha) {
+            c.fail(`heal.nodes.${key}`, "a single-master cluster cannot heal its master node by node (the only etcd member goes with it); raise heal.generation to rebuild the entire cluster");
+        }
+    }
+
     if (config.controlPlane.vip && !ha) c.fail("controlPlane.vip", "a VIP needs HA (3 or more masters)");
     if (config.controlPlane.vip && !masters.server.subnetId) c.fail("controlPlane.vip", "a fixed VIP needs masters.subnetId (or network.subnetId)");
 
@@ -235,6 +244,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         workers,
         kubernetes: { ...config.kubernetes, podCidr: podCidr.text, serviceCidr: serviceCidr.text },
         controlPlane: config.controlPlane,
+        heal: config.heal,
         proxy,
         securityGroup,
         serverGroupPolicy,

@@ -79,6 +79,22 @@ export const KubernetesSchema = z
         version: z.string().regex(/^\d+\.\d+\.\d+$/, "must be a version such as 1.31.4").default("1.31.4"),
         /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works). */
         packageRepository: proxyUrl.default("https://pkgs.k8s.io/core:/stable:"),
+        /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master). */
+        cniManifest: z
+            .string()
+            .regex(/^(https?:\/\/[A-Za-z0-9._~%!*+,=:@[\]/-]+|\/[A-Za-z0-9._/-]+)$/, "must be an http(s) URL or an absolute path on the first master")
+            .default("https://raw.githubusercontent.com/projectcalico/calico/v3.29.1/manifests/calico.yaml"),
+        /** Seconds a worker's drain may take before its removal fails (and the node stays). */
+        drainTimeout: z.number().int().min(1).max(86_400).default(300),
+    })
+    .strict();
+
+export const HealSchema = z
+    .object({
+        /** Raise to rebuild the entire cluster: every master and worker VM is replaced and kubeadm init runs again. */
+        generation: z.number().int().min(0).default(0),
+        /** Per node (`master-<i>`, `worker-<i>`): raise to replace that node's VM, which then rejoins. */
+        nodes: z.record(z.string().regex(/^(master|worker)-\d+$/, "must be master-<index> or worker-<index>"), z.number().int().min(0)).default({}),
     })
     .strict();
 
@@ -257,6 +273,7 @@ export const StackConfigSchema = z
         workers: WorkersSchema.prefault({}),
         kubernetes: KubernetesSchema.prefault({}),
         controlPlane: ControlPlaneSchema.prefault({}),
+        heal: HealSchema.prefault({}),
         proxy: ProxySchema.optional(),
         securityGroup: SecurityGroupSchema.prefault({}),
         podAffinity: PodAffinitySchema.optional(),

@@ -98,7 +98,9 @@ export interface ClusterSpec {
     ha: boolean;
     masters: NodeGroupSpec;
     workers: NodeGroupSpec;
-    kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string };
+    kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string; cniManifest: string; drainTimeout: number };
+    /** Heal generations: raising one replaces the VMs it covers. */
+    heal: { generation: number; nodes: Record<string, number> };
     controlPlane: { vip?: string; vipConnectionPoint: string; haproxyPort: number; apiServerPort: number };
     proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; k8sNodeCidr?: string };
     securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };

@@ -13,6 +13,18 @@
  */
 import { ConnectError, SshPolicy, SshSession, SshTarget, withSession } from "./transport/ssh";
 
+/** Sessions to other hosts than the step's own (e.g. a control-plane node), opened and closed per use. */
+export interface Hosts {
+    /** Runs `fn` in a session to `target`, with the step's log prefix and policy (overridable). */
+    on<T>(target: SshTarget, fn: (s: SshSession) => Promise<T>, policy?: Partial<SshPolicy>): Promise<T>;
+    /**
+     * Runs `fn` on the first of `targets` that accepts a login (a short connect policy each, in order) and
+     * passes `usable`, so one dead or reset control-plane node does not stop the step. `what` names the
+     * targets in the error.
+     */
+    first<T>(targets: SshTarget[], what: string, fn: (s: SshSession, index: number) => Promise<T>, usable?: (s: SshSession) => Promise<boolean>): Promise<T>;
+}
+
 /** What `pulumi.runtime.unknownValue` is: the engine's placeholder for values not known during preview. */
 const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 // Provider code refers to module-local names only: TypeScript compiles uses of an exported const as
@@ -50,12 +62,22 @@ export interface StepDefinition<I extends StepInputs, C extends StepInputs = Ste
     policy?: Partial<SshPolicy>;
     /** The resource id (stable for the same target). */
     id(inputs: I & StepEnvelope): string;
-    create(session: SshSession, inputs: I): Promise<C>;
-    update(session: SshSession, olds: I & C, news: I): Promise<C>;
-    delete(session: SshSession, outs: I & C): Promise<void>;
-    /** The inputs as found on the host, or undefined when the thing is gone. */
-    read(session: SshSession, outs: I & C): Promise<Partial<I> | undefined>;
+    create(session: SshSession, inputs: I & StepEnvelope, hosts: Hosts): Promise<C>;
+    update(session: SshSession, olds: I & C & StepEnvelope, news: I & StepEnvelope, hosts: Hosts): Promise<C>;
+    delete(session: SshSession, outs: I & C & StepEnvelope, hosts: Hosts): Promise<void>;
+    /**
+     * Replaces `delete` for steps whose undoing happens elsewhere first (a drain on a control-plane node)
+     * and must not depend on the step's own host answering.
+     */
+    deleteAcross?(hosts: Hosts, outs: I & C & StepEnvelope): Promise<void>;
+    /** The inputs (and computed values) as found on the host, or undefined when the thing is gone. */
+    read(session: SshSession, outs: I & C & StepEnvelope, hosts: Hosts): Promise<Partial<I & C> | undefined>;
+    /** Whether refreshed state shows drift that an update repairs although the inputs did not change. */
+    drifted?(outs: I & C): boolean;
 }
+
+/** Connect policy for trying one of several hosts: give up quickly and move to the next. */
+const PEER_POLICY: Partial<SshPolicy> = { connectAttempts: 2, connectIntervalMs: 2_000, connectDeadlineMs: 20_000, handshakeTimeoutMs: 10_000 };
 
 const isUnknown = (v: unknown) => v === UNKNOWN_VALUE;
 
@@ -64,6 +86,11 @@ function containsUnknown(v: unknown): boolean {
     if (Array.isArray(v)) return v.some(containsUnknown);
     if (v && typeof v === "object") return Object.values(v).some(containsUnknown);
     return false;
+}
+
+/** Without undefined values, which the engine's protobuf Struct cannot carry ("Unexpected struct type"). */
+function defined(props: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(props).filter(([, v]) => v !== undefined));
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -107,14 +134,15 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
         for (const key of this.def.replaceOn) if (containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
         // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint).
         const changed = Object.keys(news).some((k) => k !== "__provider" && !same(olds[k], news[k]));
-        return { changes: changed || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
+        const drifted = this.def.drifted?.(olds as I & C) ?? false;
+        return { changes: changed || drifted || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
     }
 
     async create(inputs: Record<string, unknown>) {
         const step = inputs as I & StepEnvelope;
         return this.session(step, undefined, async (s) => {
-            const computed = await this.def.create(s, step);
-            return { id: this.def.id(step), outs: { ...inputs, ...computed, hostKeyFingerprint: s.hostKeyFingerprint } };
+            const computed = await this.def.create(s, step, this.hosts(step));
+            return { id: this.def.id(step), outs: defined({ ...inputs, ...computed, hostKeyFingerprint: s.hostKeyFingerprint }) };
         });
     }
 
@@ -122,15 +150,16 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
         const prior = olds as I & C & StepEnvelope;
         const next = news as I & StepEnvelope;
         return this.session(next, prior.hostKeyFingerprint, async (s) => {
-            const computed = await this.def.update(s, prior, next);
-            return { outs: { ...news, ...computed, hostKeyFingerprint: s.hostKeyFingerprint } };
+            const computed = await this.def.update(s, prior, next, this.hosts(next));
+            return { outs: defined({ ...news, ...computed, hostKeyFingerprint: s.hostKeyFingerprint }) };
         });
     }
 
     async delete(_id: string, outs: Record<string, unknown>) {
         const state = outs as I & C & StepEnvelope;
+        if (this.def.deleteAcross) return this.def.deleteAcross(this.hosts(state), state);
         try {
-            await this.session(state, state.hostKeyFingerprint, (s) => this.def.delete(s, state));
+            await this.session(state, state.hostKeyFingerprint, (s) => this.def.delete(s, state, this.hosts(state)));
         } catch (e) {
             if (e instanceof ConnectError && this.def.deleteSucceedsWhenUnreachable) {
                 console.log(`[${this.def.kind} ${state.connection.host}] host unreachable at delete; nothing left to undo there`);
@@ -142,12 +171,49 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
 
     async read(id: string, props: Record<string, unknown>) {
         const state = props as I & C & StepEnvelope;
-        const found = await this.session(state, state.hostKeyFingerprint, (s) => this.def.read(s, state));
-        return found === undefined ? { id: "", props: {} } : { id, props: { ...props, ...found } };
+        const found = await this.session(state, state.hostKeyFingerprint, (s) => this.def.read(s, state, this.hosts(state)));
+        return found === undefined ? { id: "", props: {} } : { id, props: defined({ ...props, ...found }) };
     }
 
     private session<T>(step: StepEnvelope, recordedFingerprint: string | undefined, fn: (s: SshSession) => Promise<T>): Promise<T> {
         const target = { ...step.connection, hostKeyFingerprint: step.connection.hostKeyFingerprint ?? recordedFingerprint };
-        return withSession(target, this.def.policy ?? {}, { step: `${this.def.kind} ${this.def.id(step as I & StepEnvelope)}` }, fn);
+        return withSession(target, this.def.policy ?? {}, { step: this.stepName(step) }, fn);
+    }
+
+    private stepName(step: StepEnvelope): string {
+        return `${this.def.kind} ${this.def.id(step as I & StepEnvelope)}`;
+    }
+
+    private hosts(step: StepEnvelope): Hosts {
+        const ctx = { step: this.stepName(step) };
+        const policy = this.def.policy ?? {};
+        return {
+            on: (target, fn, override) => withSession(target, { ...policy, ...override }, ctx, fn),
+            first: async (targets, what, fn, usable) => {
+                let index = -1;
+                const failures: string[] = [];
+                for (const target of targets) {
+                    index++;
+                    let session: SshSession;
+                    try {
+                        session = await SshSession.open(target, { ...policy, ...PEER_POLICY }, ctx);
+                    } catch (e) {
+                        if (!(e instanceof ConnectError)) throw e;
+                        failures.push(target.host);
+                        continue;
+                    }
+                    try {
+                        if (usable && !(await usable(session))) {
+                            failures.push(`${target.host} (not usable)`);
+                            continue;
+                        }
+                        return await fn(session, index);
+                    } finally {
+                        session.close();
+                    }
+                }
+                throw new ConnectError(`${ctx.step}: none of the ${what} answered (${failures.join(", ") || "none given"})`);
+            },
+        };
     }
 }

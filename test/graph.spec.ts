@@ -14,6 +14,15 @@ const T = {
     attach: "openstack:compute/volumeAttach:VolumeAttach",
 };
 
+/** The `openstack:*` credentials a podaffinity stack needs for its compute-host labels. */
+const OPENSTACK_CONFIG = {
+    "openstack:authUrl": "https://keystone.example:5000/v3",
+    "openstack:userName": "admin",
+    "openstack:password": "os-pw-not-in-clear",
+    "openstack:tenantName": "admin",
+};
+const OPENSTACK_API = { authUrl: "https://keystone.example:5000/v3", username: "admin", password: "os-pw-not-in-clear", projectName: "admin", userDomainName: "Default", projectDomainName: "Default" };
+
 const PASSWORDS: Record<string, Record<string, Record<string, unknown>>> = {
     simple: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
     complex: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
@@ -32,7 +41,7 @@ async function build(stack: string, change?: (raw: Record<string, any>) => void)
     const { spec } = parseVnfConfig(raw, { stackName: stack, baseDir: PROJECT_DIR });
     const graph = new Graph();
     await installMocks(graph, stack);
-    const outputs = await resolveOutputs(buildVnf(spec, { transformations: [recordingTransformation(graph)] }));
+    const outputs = await resolveOutputs(buildVnf(spec, { compute: OPENSTACK_API }, { transformations: [recordingTransformation(graph)] }));
     return { graph, outputs };
 }
 
@@ -50,7 +59,7 @@ describe("resource graphs of the example stacks", () => {
         for (const stack of Object.keys(PASSWORDS)) {
             const { config, secretKeys } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
             const graph = new Graph();
-            const outputs = (await runProgram(stack, config, secretKeys, graph)) as any;
+            const outputs = (await runProgram(stack, { ...config, ...OPENSTACK_CONFIG }, [...secretKeys, "openstack:password"], graph)) as any;
             assert.ok(graph.count(T.instance) >= 1, stack);
             assert.equal(outputs.vnfcResources.length, graph.count(T.instance) - (stack === "kubespray" ? 1 : 0), `${stack}: one VNFC per VM (the Ansible server is not part of the VNF)`);
             for (const vnfc of outputs.vnfcResources) assert.ok(vnfc.id && vnfc.serverId && vnfc.portId && vnfc.address, JSON.stringify(vnfc));

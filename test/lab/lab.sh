@@ -5,8 +5,9 @@
 #   lab.sh rootfs                              build (once) and print the cached rootfs directory
 #   lab.sh bridge-up   RUN SUBNET              create bridge kv<RUN>br with SUBNET.1/24
 #   lab.sh bridge-down RUN                     delete that bridge
-#   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE PASSWORD [VOLUME_MB]
-#                                              start a host at SUBNET.(10+INDEX); state in DIR
+#   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE PASSWORD VOLUME_MB SHARED_DIR
+#                                              start a host at SUBNET.(10+INDEX); state in DIR; SHARED_DIR
+#                                              is the stand-ins' cluster state, the same for every host
 #   lab.sh host-down   RUN NAME DIR            stop exactly what host-up started
 #   lab.sh link        RUN INDEX up|down       take a host's link up or down
 #   lab.sh sshd-kill   DIR                     kill the host's sshd and its sessions
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
-PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived"
+PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "lab: $*" >&2; exit 1; }
@@ -73,7 +74,7 @@ bridge_down() {
 }
 
 host_up() {
-    local run="$1" name="$2" index="$3" subnet="$4" dir="$5" pubkey_file="$6" password="$7" volume_mb="${8:-0}"
+    local run="$1" name="$2" index="$3" subnet="$4" dir="$5" pubkey_file="$6" password="$7" volume_mb="$8" shared="$9"
     local ns veth base ip
     ns="$(netns_name "$run" "$name")"
     veth="$(veth_host "$run" "$index")"
@@ -81,9 +82,12 @@ host_up() {
     ip="${subnet}.$((10 + index))"
     mkdir -p "$dir/upper" "$dir/work" "$dir/merged"
     echo "$ns" >"$dir/netns"
+    echo "$shared" >"$dir/shared"
 
     ip netns add "$ns"
-    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    # A fixed MAC per index: a replaced host keeps its address and MAC, as a VM keeps its Neutron port
+    # (and the bridge's neighbour entry stays valid).
+    ip link add "$veth" type veth peer name eth0 address "$(printf '02:6b:76:00:%02x:%02x' $((index / 256)) $((index % 256)))" netns "$ns"
     ip link set "$veth" master "$(bridge_name "$run")" up
     ip netns exec "$ns" ip addr add "$ip/24" dev eth0
     ip netns exec "$ns" ip link set eth0 up
@@ -102,6 +106,12 @@ host_up() {
     LAB_PASSWORD="$password" chroot "$dir/merged" /bin/bash -s "$name" "$ip" <"$HERE/host-setup.sh"
     install -D -m 0600 "$pubkey_file" "$dir/merged/home/ubuntu/.ssh/authorized_keys"
     chroot "$dir/merged" chown -R ubuntu:ubuntu /home/ubuntu/.ssh
+    # Stand-ins for kubeadm/kubectl/kubelet, guards for machine-wide settings, init scripts for services.
+    install -D -m 0644 "$HERE/stand-ins/common.sh" "$dir/merged/usr/local/lib/k8s-standin/common.sh"
+    install -m 0755 "$HERE"/stand-ins/bin/* "$dir/merged/usr/local/bin/"
+    install -m 0755 "$HERE"/stand-ins/sbin/* "$dir/merged/usr/local/sbin/"
+    install -m 0755 "$HERE"/stand-ins/init.d/* "$dir/merged/etc/init.d/"
+    mkdir -p "$dir/merged/var/lib/k8s-standin"
     umount "$dir/merged"
     rm -f "$dir/mount"
     sshd_start "$run" "$name" "$dir"
@@ -110,11 +120,12 @@ host_up() {
 sshd_start() {
     local run="$1" name="$2" dir="$3" loop_minor=""
     if [[ -f "$dir/loop" ]]; then loop_minor="$(($(stat -c '0x%T' "$(cat "$dir/loop")")))"; fi
-    ip netns exec "$(cat "$dir/netns")" unshare --mount --uts --propagation private \
-        "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$loop_minor" >>"$dir/sshd.log" 2>&1 &
+    ip netns exec "$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
+        "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$(cat "$dir/shared")" "$loop_minor" >>"$dir/sshd.log" 2>&1 &
     echo "$!" >"$dir/sshd.pid"
     local i
-    for i in $(seq 1 100); do
+    # Up to 30 s: many hosts starting at once on a busy machine.
+    for i in $(seq 1 600); do
         if ip netns exec "$(cat "$dir/netns")" bash -c 'exec 3<>/dev/tcp/127.0.0.1/22' 2>/dev/null; then return 0; fi
         kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null || die "sshd of $name exited: $(tail -3 "$dir/sshd.log")"
         sleep 0.05

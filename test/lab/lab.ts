@@ -3,7 +3,8 @@
  * host it started and stops exactly those, also when a test fails or the process is interrupted.
  *
  * Real here: ssh, sudo, files, mounts, ext4 on a loop device, haproxy/keepalived binaries.
- * Not here: kubeadm, kubelet, kubectl and dockerd (stand-ins, added by the steps that need them).
+ * Not here: kubeadm, kubelet and kubectl (recording stand-ins in stand-ins/, sharing one cluster state), the
+ * kubelet service, and machine-wide kernel settings (swapoff, modprobe, sysctl are recorded by guards).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -51,6 +52,8 @@ export class Lab {
     /** The same key as a file, for the OpenSSH client. */
     readonly privateKeyFile: string;
     readonly publicKeyFile: string;
+    /** The kubeadm/kubectl stand-ins' cluster state, shared by every host (see stand-ins/common.sh). */
+    readonly clusterState = path.join(this.dir, "cluster-state");
     private readonly hosts = new Map<string, LabHost>();
     private bridge = false;
 
@@ -59,6 +62,7 @@ export class Lab {
         execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", this.privateKeyFile]);
         this.privateKey = fs.readFileSync(this.privateKeyFile, "utf8");
         this.publicKeyFile = `${this.privateKeyFile}.pub`;
+        fs.mkdirSync(this.clusterState);
         liveLabs.add(this);
         if (!exitHandlerInstalled) {
             exitHandlerInstalled = true;
@@ -89,11 +93,26 @@ export class Lab {
         return Promise.all(names.map((name) => this.startHost(name, options.volumeMb ?? 0)));
     }
 
-    private async startHost(name: string, volumeMb: number): Promise<LabHost> {
-        const index = this.hosts.size;
+    /**
+     * A new machine in place of a host: same name, index and address, fresh filesystem and host keys (what
+     * replacing a VM whose port survives looks like).
+     */
+    async replace(name: string): Promise<LabHost> {
+        const old = this.host(name);
+        await run(SCRIPT, ["host-down", this.run, old.name, old.dir]);
+        return this.startHost(name, 0, old.index);
+    }
+
+    /** How many SSH logins the host accepted since it started (its sshd's log). */
+    logins(name: string): number {
+        const log = fs.readFileSync(path.join(this.host(name).dir, "sshd.log"), "utf8");
+        return log.split("\n").filter((line) => line.startsWith("Accepted ")).length;
+    }
+
+    private async startHost(name: string, volumeMb: number, index = this.hosts.size): Promise<LabHost> {
         const host: LabHost = { name, index, address: `${this.subnet}.${10 + index}`, dir: path.join(this.dir, name) };
         this.hosts.set(name, host);
-        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, this.password, String(volumeMb)]);
+        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, this.password, String(volumeMb), this.clusterState]);
         if (volumeMb > 0) host.volume = fs.readFileSync(path.join(host.dir, "loop"), "utf8").trim();
         return host;
     }
@@ -133,7 +152,7 @@ export class Lab {
     async inside(name: string, command: string): Promise<string> {
         const pid = fs.readFileSync(path.join(this.host(name).dir, "sshd.pid"), "utf8").trim();
         const root = path.join(this.host(name).dir, "merged");
-        const { stdout } = await run("nsenter", ["-t", pid, "-m", "-u", "-n", "--", "chroot", root, "bash", "-c", command], { maxBuffer: 16 << 20 });
+        const { stdout } = await run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "chroot", root, "bash", "-c", command], { maxBuffer: 16 << 20 });
         return stdout;
     }
 

@@ -1,0 +1,190 @@
+import * as pulumi from "@pulumi/pulumi";
+import { ClusterSpec, NodeGroupSpec } from "../config/spec";
+import { ApiLoadBalancer } from "../providers/kubernetes/apiLoadBalancer";
+import { ComputeApi } from "../providers/kubernetes/computeHost";
+import { ControlPlaneMember } from "../providers/kubernetes/controlPlaneMember";
+import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
+import { KubeadmInit } from "../providers/kubernetes/kubeadmInit";
+import { NodeLabels } from "../providers/kubernetes/nodeLabels";
+import { KubernetesNode } from "../providers/kubernetes/nodePrep";
+import { WorkerMember } from "../providers/kubernetes/workerMember";
+import { SshTarget } from "../providers/transport/ssh";
+import { controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
+import { Server } from "./server";
+
+export interface KubeadmClusterArgs {
+    /** The resolved cluster configuration. */
+    spec: ClusterSpec;
+    /** Master VMs in index order; the first one runs `kubeadm init`. */
+    masters: Server[];
+    /** Worker VMs in index order. */
+    workers: Server[];
+    /** The control-plane VIP (HA only). */
+    vip?: pulumi.Input<string>;
+    /** OpenStack credentials for reading each worker's compute host (pod affinity). */
+    compute?: pulumi.Input<ComputeApi>;
+}
+
+/**
+ * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode → membership (→ labels),
+ * each taking its parent's VM id as an input, so replacing a VM replaces its chain in order (the
+ * membership's delete drains first). Masters join one at a time; workers join in parallel.
+ */
+export class KubeadmCluster extends pulumi.ComponentResource {
+    readonly init: KubeadmInit;
+    readonly masterMembers: ControlPlaneMember[];
+    readonly workerMembers: WorkerMember[];
+    readonly endpoint: pulumi.Output<string>;
+    readonly kubeconfig: pulumi.Output<string>;
+
+    constructor(name: string, args: KubeadmClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("k8s-vnf:kubernetes:KubeadmCluster", name, {}, opts);
+        const built = buildKubeadmCluster(name, args, this);
+        this.init = built.init;
+        this.masterMembers = built.masterMembers;
+        this.workerMembers = built.workerMembers;
+        this.endpoint = built.endpoint;
+        this.kubeconfig = built.init.kubeconfig;
+        this.registerOutputs({ endpoint: this.endpoint, kubeconfig: this.kubeconfig });
+    }
+}
+
+function connectionOf(spec: ClusterSpec, group: NodeGroupSpec, server: Server): pulumi.Output<SshTarget> {
+    return server.sshAddress.apply((host) => ({
+        host,
+        username: group.server.username,
+        ...(group.server.password ? { password: group.server.password } : {}),
+        ...(spec.ssh.privateKey ? { privateKey: spec.ssh.privateKey } : {}),
+    }));
+}
+
+function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pulumi.Resource) {
+    const { spec } = args;
+    const child = { parent };
+    const vip: pulumi.Output<string | undefined> = pulumi.output(args.vip);
+    const plannedMasters: pulumi.Output<PlannedNode[]> = pulumi.all(args.masters.map((m) => m.address)).apply((addresses) => addresses.map((address, i) => ({ name: args.masters[i].vmName, address })));
+    const proxy = pulumi.all([plannedMasters, vip]).apply(([masters, v]) => nodeProxy(spec, masters, v));
+    const endpoint = pulumi.all([plannedMasters, vip]).apply(([masters, v]) => controlPlaneEndpoint(spec, masters, v));
+
+    const prepare = (server: Server, group: NodeGroupSpec, index: number) =>
+        new KubernetesNode(
+            `${name}-${group.role}-${index}-node`,
+            {
+                connection: connectionOf(spec, group, server),
+                vmId: server.instance.id,
+                nodeName: server.vmName,
+                kubernetesVersion: spec.kubernetes.version,
+                packageRepository: spec.kubernetes.packageRepository,
+                proxy,
+                hostsEntries: pulumi.all([server.address, plannedMasters]).apply(([address, masters]) => hostsEntries({ name: server.vmName, address }, masters)),
+            },
+            child,
+        );
+
+    const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));
+    const controlPlaneRefs: pulumi.Output<ControlPlaneRef>[] = args.masters.map((server, i) =>
+        pulumi.all([connectionOf(spec, spec.masters, server), masterNodes[i].hostKeyFingerprint]).apply(([connection, hostKeyFingerprint]) => ({
+            name: server.vmName,
+            connection: { ...connection, hostKeyFingerprint },
+        })),
+    );
+
+    const loadBalancers = spec.ha
+        ? args.masters.map(
+              (server, i) =>
+                  new ApiLoadBalancer(
+                      `${name}-master-${i}-api-lb`,
+                      {
+                          connection: connectionOf(spec, spec.masters, server),
+                          vmId: masterNodes[i].vmId,
+                          address: server.address,
+                          vip: vip.apply((v) => v!),
+                          routerId: vip.apply((v) => vrrpRouterId(v!)),
+                          priority: vrrpPriority(i),
+                          frontendPort: spec.controlPlane.haproxyPort,
+                          apiServerPort: spec.controlPlane.apiServerPort,
+                          backends: plannedMasters,
+                      },
+                      child,
+                  ),
+          )
+        : [];
+
+    const first = args.masters[0];
+    const init = new KubeadmInit(
+        `${name}-init`,
+        {
+            connection: connectionOf(spec, spec.masters, first),
+            nodeName: first.vmName,
+            address: first.address,
+            apiServerPort: spec.controlPlane.apiServerPort,
+            endpoint,
+            podCidr: spec.kubernetes.podCidr,
+            serviceCidr: spec.kubernetes.serviceCidr,
+            kubernetesVersion: spec.kubernetes.version,
+            cniManifest: spec.kubernetes.cniManifest,
+            proxy,
+            clusterGeneration: spec.heal.generation,
+        },
+        // Not an input from the first VM: healing that VM must not re-create the cluster.
+        { ...child, dependsOn: [masterNodes[0], ...loadBalancers.slice(0, 1)] },
+    );
+
+    const masterMembers: ControlPlaneMember[] = [];
+    args.masters.forEach((server, i) => {
+        masterMembers.push(
+            new ControlPlaneMember(
+                `${name}-master-${i}-member`,
+                {
+                    connection: connectionOf(spec, spec.masters, server),
+                    vmId: (loadBalancers[i] ?? masterNodes[i]).vmId,
+                    nodeName: server.vmName,
+                    address: server.address,
+                    apiServerPort: spec.controlPlane.apiServerPort,
+                    endpoint,
+                    caCertHash: init.caCertHash,
+                    peers: pulumi.all(controlPlaneRefs.filter((_, j) => j !== i)),
+                    loadBalanced: spec.ha,
+                },
+                // One control-plane join at a time: etcd grows by one member per join.
+                { ...child, dependsOn: [init, ...masterMembers.slice(-1)] },
+            ),
+        );
+    });
+
+    const labels = workerLabels(spec);
+    const workerMembers = args.workers.map((server, i) => {
+        const node = prepare(server, spec.workers, i);
+        const member = new WorkerMember(
+            `${name}-worker-${i}-member`,
+            {
+                connection: connectionOf(spec, spec.workers, server),
+                vmId: node.vmId,
+                nodeName: server.vmName,
+                endpoint,
+                caCertHash: init.caCertHash,
+                controlPlanes: pulumi.all(controlPlaneRefs),
+                drainTimeoutSeconds: spec.kubernetes.drainTimeout,
+            },
+            child,
+        );
+        if (labels) {
+            new NodeLabels(
+                `${name}-worker-${i}-labels`,
+                {
+                    connection: connectionOf(spec, spec.masters, first),
+                    vmId: member.vmId,
+                    nodeName: server.vmName,
+                    labels: labels.labels,
+                    computeHostLabel: labels.computeHostLabel,
+                    compute: labels.computeHostLabel ? args.compute : undefined,
+                    controlPlanes: pulumi.all(controlPlaneRefs),
+                },
+                child,
+            );
+        }
+        return member;
+    });
+
+    return { init, masterMembers, workerMembers, endpoint };
+}

@@ -1,0 +1,152 @@
+/**
+ * ControlPlaneMember: one master's place in the control plane. The first master is a member by
+ * `kubeadm init`; the others join with `--control-plane` and a certificate key fetched for the occasion.
+ * Delete (a heal or fewer masters) takes the master out on its peers first: its Node object, its etcd
+ * member (by exact name, 64-bit ID), its backend in every peer's HAProxy; then `kubeadm reset` on the
+ * master when it answers. After a join, the master is back in every peer's HAProxy.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { Failure, StepDefinition, StepProvider } from "../step";
+import { stepOptions, stepProps } from "../stepResource";
+import { ConnectError, SshTarget } from "../transport/ssh";
+import { ControlPlaneRef, NodeStatus, hasJoined, joinCredentials, kubeadmJoin, kubeadmReset, kubectl, nodeStatus, onControlPlane, removeEtcdMember, setBackendOnPeers } from "./kubeadm";
+import { loadNodeScript } from "./scripts";
+
+const LOAD_BALANCER_SCRIPT = loadNodeScript("apiLoadBalancer.sh");
+
+interface ControlPlaneMemberInputs {
+    [key: string]: unknown;
+    vmId: string;
+    nodeName: string;
+    address: string;
+    apiServerPort: number;
+    endpoint: string;
+    /** The cluster's CA hash: joins are refused against another cluster. */
+    caCertHash: string;
+    /** The other masters. */
+    peers: ControlPlaneRef[];
+    /** Whether the masters run HAProxy (HA), whose backends follow membership. */
+    loadBalanced: boolean;
+}
+
+interface ControlPlaneMemberState {
+    [key: string]: unknown;
+    nodeStatus?: NodeStatus;
+}
+
+export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
+    kind: "ControlPlaneMember",
+    version: "1",
+    replaceOn: ["vmId"],
+    deleteBeforeReplace: true,
+    deleteSucceedsWhenUnreachable: true,
+    validate(i): Failure[] {
+        const failures: Failure[] = [];
+        if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
+        if (!Array.isArray(i.peers) || i.peers.some((p) => typeof p?.name !== "string" || !p.connection)) failures.push({ property: "peers", reason: "must list the other masters as {name, connection}" });
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:${i.nodeName}`,
+    async create(node, i, hosts) {
+        if ((await hasJoined(node)) && (await nodeStatus(node, i.nodeName).catch(() => undefined)) !== undefined) {
+            console.log(`[ControlPlaneMember ${i.nodeName}] already a control-plane node`);
+        } else {
+            if (i.peers.length === 0) {
+                throw new Error(
+                    `${i.nodeName} is not a control-plane node and there is no other master to join through: ` +
+                        "a single-master cluster cannot heal its master node by node (the only etcd member went with it); heal the entire cluster (heal.generation)",
+                );
+            }
+            const credentials = await onControlPlane(hosts, i.peers, async (cp, via) => {
+                // This host has not joined, so a Node or etcd member of its name is what its old VM left.
+                if ((await nodeStatus(cp, i.nodeName)) !== undefined) {
+                    await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
+                    await removeEtcdMember(cp, via.name, i.nodeName);
+                    console.log(`[ControlPlaneMember ${i.nodeName}] removed what a previous VM of this name left in the cluster`);
+                }
+                const c = await joinCredentials(cp, true);
+                if (c.caCertHash !== i.caCertHash) throw new Error(`the control plane's CA hash ${c.caCertHash} is not this cluster's ${i.caCertHash}`);
+                return c;
+            });
+            await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint, controlPlane: { address: i.address, apiServerPort: i.apiServerPort } }, credentials);
+            console.log(`[ControlPlaneMember ${i.nodeName}] joined the control plane`);
+        }
+        if (i.loadBalanced) {
+            const missed = await setBackendOnPeers(hosts, i.peers, LOAD_BALANCER_SCRIPT, i.nodeName, "ready");
+            if (missed.length) console.log(`[ControlPlaneMember ${i.nodeName}] warning: not re-enabled in the HAProxy of ${missed.join("; ")}`);
+        }
+        return { nodeStatus: "Ready" };
+    },
+    async update() {
+        return {};
+    },
+    async delete() {
+        // deleteAcross does the work.
+    },
+    async deleteAcross(hosts, outs) {
+        if (outs.peers.length > 0) {
+            await onControlPlane(hosts, outs.peers, async (cp, via) => {
+                await kubectl(cp, ["delete", "node", outs.nodeName, "--ignore-not-found"]);
+                const etcd = await removeEtcdMember(cp, via.name, outs.nodeName);
+                console.log(`[ControlPlaneMember ${outs.nodeName}] etcd member ${etcd === "removed" ? "removed" : "already gone"} (via ${via.name})`);
+            }).catch((e) => {
+                if (!(e instanceof ConnectError)) throw e;
+                console.log(`[ControlPlaneMember ${outs.nodeName}] no other control-plane node is left; nothing to take out`);
+            });
+            if (outs.loadBalanced) {
+                const missed = await setBackendOnPeers(hosts, outs.peers, LOAD_BALANCER_SCRIPT, outs.nodeName, "maint");
+                if (missed.length) console.log(`[ControlPlaneMember ${outs.nodeName}] not disabled in the HAProxy of ${missed.join("; ")} (its health check takes it out)`);
+            }
+        }
+        await hosts
+            .first([outs.connection], `master ${outs.nodeName}`, (node) => kubeadmReset(node))
+            .catch((e) => {
+                if (!(e instanceof ConnectError)) throw e;
+                console.log(`[ControlPlaneMember ${outs.nodeName}] host unreachable; not reset`);
+            });
+    },
+    async read(node, outs, hosts) {
+        const status = await onControlPlane(hosts, [{ name: outs.nodeName, connection: outs.connection }, ...outs.peers], (cp) => nodeStatus(cp, outs.nodeName));
+        return status === undefined ? undefined : { nodeStatus: status };
+    },
+};
+
+export const controlPlaneMemberProvider = new StepProvider(controlPlaneMemberStep);
+
+export interface ControlPlaneMemberArgs {
+    /** How to log into this master. */
+    connection: pulumi.Input<SshTarget>;
+    /** The master's VM id (through its earlier steps): a new VM is a new member. */
+    vmId: pulumi.Input<string>;
+    /** Kubernetes node name. */
+    nodeName: pulumi.Input<string>;
+    /** The master's address (its API server's advertise address). */
+    address: pulumi.Input<string>;
+    /** kube-apiserver's port. */
+    apiServerPort: pulumi.Input<number>;
+    /** The control-plane endpoint. */
+    endpoint: pulumi.Input<string>;
+    /** The cluster's CA hash (from KubeadmInit). */
+    caCertHash: pulumi.Input<string>;
+    /** The other masters (secret: their connections). */
+    peers: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
+    /** Whether the masters' HAProxy backends follow membership (HA). */
+    loadBalanced: pulumi.Input<boolean>;
+}
+
+export class ControlPlaneMember extends pulumi.dynamic.Resource {
+    declare readonly vmId: pulumi.Output<string>;
+    declare readonly nodeName: pulumi.Output<string>;
+
+    constructor(name: string, args: ControlPlaneMemberArgs, opts?: pulumi.CustomResourceOptions) {
+        const { connection, peers, ...inputs } = args;
+        super(
+            controlPlaneMemberProvider,
+            name,
+            stepProps(controlPlaneMemberStep, connection, { ...inputs, peers: pulumi.secret(peers) }),
+            stepOptions(controlPlaneMemberStep, opts, ["peers"]),
+            "k8s-vnf",
+            controlPlaneMemberStep.kind,
+        );
+    }
+}

@@ -1,0 +1,201 @@
+/**
+ * What the kubeadm steps share: kubectl on a control-plane node, fresh join credentials, the join itself
+ * (configuration file, never secrets on a command line), node status, etcd membership and HAProxy's
+ * runtime state. Serialized with the providers: node built-ins and the transport only.
+ */
+import { Hosts } from "../step";
+import { SshSession, SshTarget } from "../transport/ssh";
+import { sh } from "../transport/shell";
+
+/** A control-plane node other steps can run kubectl/kubeadm on. */
+export interface ControlPlaneRef {
+    /** Kubernetes node name (the etcd pod is `etcd-<name>`). */
+    name: string;
+    connection: SshTarget;
+}
+
+export interface JoinCredentials {
+    token: string;
+    caCertHash: string;
+    /** For a control-plane join: the key of the certificates just uploaded (valid for two hours). */
+    certificateKey?: string;
+}
+
+export type NodeStatus = "Ready" | "NotReady";
+
+const ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf";
+const JOIN_CONFIG_FILE = "/run/k8s-vnf/kubeadm-join.yaml";
+const INIT_CONFIG_FILE = "/run/k8s-vnf/kubeadm-init.yaml";
+const JOIN_TOKEN_TTL = "15m";
+const ETCDCTL_TLS = ["--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
+
+/** kubectl as root with the admin kubeconfig of a control-plane node. */
+export function kubectl(s: SshSession, args: string[], options: { allowFailure?: boolean; quiet?: boolean; timeoutMs?: number } = {}) {
+    return s.exec(sh`kubectl --kubeconfig ${ADMIN_KUBECONFIG} ${args}`, { sudo: true, ...options });
+}
+
+/** Whether this host is a working control-plane node: it has the admin kubeconfig. */
+export async function isControlPlane(s: SshSession): Promise<boolean> {
+    return (await s.exec(sh`test -f ${ADMIN_KUBECONFIG}`, { sudo: true, allowFailure: true })).code === 0;
+}
+
+/**
+ * Runs `fn` on the first control-plane node that answers and still is one; fails with ConnectError when
+ * none is left.
+ */
+export function onControlPlane<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T> {
+    return hosts.first(
+        candidates.map((c) => c.connection),
+        `control-plane nodes (${candidates.map((c) => c.name).join(", ")})`,
+        (s, index) => fn(s, candidates[index]),
+        isControlPlane,
+    );
+}
+
+/** The node's Ready condition, or undefined when the cluster has no such node. */
+export async function nodeStatus(cp: SshSession, name: string): Promise<NodeStatus | undefined> {
+    const r = await kubectl(cp, ["get", "node", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], { allowFailure: true, quiet: true });
+    if (r.code !== 0) {
+        if (/NotFound/.test(r.stderr)) return undefined;
+        throw new Error(`kubectl get node ${name} failed: ${r.stderr.trim()}`);
+    }
+    return r.stdout.trim() === "True" ? "Ready" : "NotReady";
+}
+
+/** The node's labels. */
+export async function nodeLabels(cp: SshSession, name: string): Promise<Record<string, string>> {
+    const r = await kubectl(cp, ["get", "node", name, "-o", "jsonpath={.metadata.labels}"], { quiet: true });
+    return JSON.parse(r.stdout.trim() || "{}");
+}
+
+/** Whether a host has joined a cluster (kubeadm wrote its kubelet kubeconfig). */
+export async function hasJoined(node: SshSession): Promise<boolean> {
+    return (await node.exec(sh`test -f /etc/kubernetes/kubelet.conf`, { sudo: true, allowFailure: true })).code === 0;
+}
+
+/**
+ * A bootstrap token valid for a few minutes, the CA hash it pins and, for a control-plane join, a fresh
+ * certificate key: kubeadm deletes uploaded certificates after two hours, so a key is never reused.
+ * Commands run quietly: their output holds the secrets.
+ */
+export async function joinCredentials(cp: SshSession, controlPlane: boolean, tokenTtl = JOIN_TOKEN_TTL): Promise<JoinCredentials> {
+    const join = await cp.exec(sh`kubeadm token create --ttl ${tokenTtl} --print-join-command`, { sudo: true, quiet: true });
+    const m = /--token (\S+) --discovery-token-ca-cert-hash (sha256:[0-9a-f]{64})/.exec(join.stdout);
+    if (!m) throw new Error("kubeadm token create printed no join command");
+    const credentials: JoinCredentials = { token: m[1], caCertHash: m[2] };
+    if (controlPlane) {
+        const upload = await cp.exec(sh`kubeadm init phase upload-certs --upload-certs`, { sudo: true, quiet: true });
+        const key = upload.stdout.trim().split("\n").pop() ?? "";
+        if (!/^[0-9a-f]{64}$/.test(key)) throw new Error("kubeadm init phase upload-certs printed no certificate key");
+        credentials.certificateKey = key;
+    }
+    return credentials;
+}
+
+export interface InitSettings {
+    nodeName: string;
+    address: string;
+    apiServerPort: number;
+    endpoint: string;
+    podCidr: string;
+    serviceCidr: string;
+    kubernetesVersion: string;
+}
+
+export function initConfiguration(c: InitSettings): string {
+    return [
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: InitConfiguration",
+        "nodeRegistration:",
+        `  name: ${c.nodeName}`,
+        "localAPIEndpoint:",
+        `  advertiseAddress: ${c.address}`,
+        `  bindPort: ${c.apiServerPort}`,
+        "---",
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: ClusterConfiguration",
+        `kubernetesVersion: v${c.kubernetesVersion}`,
+        `controlPlaneEndpoint: ${c.endpoint}`,
+        "networking:",
+        `  podSubnet: ${c.podCidr}`,
+        `  serviceSubnet: ${c.serviceCidr}`,
+        "",
+    ].join("\n");
+}
+
+export interface JoinSettings {
+    nodeName: string;
+    endpoint: string;
+    /** Set for a control-plane join: where this node's API server listens. */
+    controlPlane?: { address: string; apiServerPort: number };
+}
+
+export function joinConfiguration(j: JoinSettings, credentials: JoinCredentials): string {
+    const lines = [
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: JoinConfiguration",
+        "nodeRegistration:",
+        `  name: ${j.nodeName}`,
+        "discovery:",
+        "  bootstrapToken:",
+        `    apiServerEndpoint: ${j.endpoint}`,
+        `    token: ${credentials.token}`,
+        "    caCertHashes:",
+        `    - ${credentials.caCertHash}`,
+    ];
+    if (j.controlPlane) {
+        if (!credentials.certificateKey) throw new Error("a control-plane join needs a certificate key");
+        lines.push("controlPlane:", "  localAPIEndpoint:", `    advertiseAddress: ${j.controlPlane.address}`, `    bindPort: ${j.controlPlane.apiServerPort}`, `  certificateKey: ${credentials.certificateKey}`);
+    }
+    return `${lines.join("\n")}\n`;
+}
+
+/** Runs kubeadm with a configuration file readable by root only, removed afterwards whatever happens. */
+async function kubeadmWithConfig(node: SshSession, subcommand: "init" | "join", file: string, config: string, extraFlags: string[]) {
+    await node.upload(config, file, { mode: "0600", owner: "root:root", sudo: true });
+    return node.exec(sh`kubeadm ${subcommand} --config ${file} ${extraFlags}; rc=$?; rm -f ${file}; exit $rc`, { sudo: true, quiet: subcommand === "init" });
+}
+
+export function kubeadmInit(node: SshSession, settings: InitSettings) {
+    return kubeadmWithConfig(node, "init", INIT_CONFIG_FILE, initConfiguration(settings), ["--upload-certs"]);
+}
+
+export async function kubeadmJoin(node: SshSession, settings: JoinSettings, credentials: JoinCredentials): Promise<void> {
+    await kubeadmWithConfig(node, "join", JOIN_CONFIG_FILE, joinConfiguration(settings, credentials), []);
+}
+
+/** `kubeadm reset` on a node leaving the cluster (its own etcd member goes too when it can reach etcd). */
+export async function kubeadmReset(node: SshSession): Promise<void> {
+    await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
+}
+
+/**
+ * Removes the etcd member named exactly `name` (etcdctl run in the etcd pod of the control-plane node
+ * `via`). IDs are 64-bit: read as text, never as JavaScript numbers.
+ */
+export async function removeEtcdMember(cp: SshSession, via: string, name: string): Promise<"removed" | "absent"> {
+    const etcdctl = (args: string[]) => kubectl(cp, ["-n", "kube-system", "exec", `etcd-${via}`, "--", "etcdctl", ...ETCDCTL_TLS, ...args], { quiet: true });
+    const list = await etcdctl(["member", "list", "-w", "json"]);
+    const members: { ID: string; name: string }[] = JSON.parse(list.stdout.replace(/"ID":\s*(\d+)/g, '"ID":"$1"')).members ?? [];
+    const member = members.find((m) => m.name === name);
+    if (!member) return "absent";
+    await etcdctl(["member", "remove", BigInt(member.ID).toString(16)]);
+    return "removed";
+}
+
+/**
+ * Sets a master's backend server in every peer's HAProxy to `ready` or `maint` (runtime API, so the
+ * rendered configuration stays as the load-balancer step wrote it). Peers that do not answer are named in
+ * the result and do not stop the others.
+ */
+export async function setBackendOnPeers(hosts: Hosts, peers: ControlPlaneRef[], script: string, name: string, state: "ready" | "maint"): Promise<string[]> {
+    const unreachable: string[] = [];
+    await Promise.all(
+        peers.map((peer) =>
+            hosts.first([peer.connection], `control-plane node ${peer.name}`, (s) => s.exec(sh`bash -s -- server-state ${name} ${state}`, { sudo: true, stdin: script })).catch((e: Error) => {
+                unreachable.push(`${peer.name} (${e.message})`);
+            }),
+        ),
+    );
+    return unreachable;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Helpers the Kubernetes node scripts share; each script is sent to the host with this file in front of it.
+set -euo pipefail
+
+# svc ACTION NAME: systemd where it runs, the service's init script elsewhere.
+svc() {
+    if [[ -d /run/systemd/system ]]; then
+        systemctl "$1" "$2"
+    else
+        service "$2" "$1"
+    fi
+}
+
+# install_file PATH MODE: writes stdin to PATH atomically when it differs; prints "changed" or "unchanged".
+install_file() {
+    local target="$1" mode="$2" tmp
+    mkdir -p "$(dirname "$target")"
+    tmp="$(mktemp "$(dirname "$target")/.k8s-vnf.XXXXXX")"
+    cat >"$tmp"
+    chmod "$mode" "$tmp"
+    if [[ -f "$target" ]] && cmp -s "$tmp" "$target"; then
+        rm -f "$tmp"
+        echo unchanged
+    else
+        mv -f "$tmp" "$target"
+        echo changed
+    fi
+}
+
+# remove_file PATH: prints "changed" when it existed.
+remove_file() {
+    if [[ -e "$1" ]]; then
+        rm -f "$1"
+        echo changed
+    else
+        echo unchanged
+    fi
+}
+
+# apt_install PACKAGE...: installs with the proxy settings already in apt's configuration.
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+# interface_of ADDRESS: the network interface that carries ADDRESS.
+interface_of() {
+    ip -o -4 addr show | awk -v a="$1" '{ split($4, p, "/"); if (p[1] == a) { print $2; exit } }'
+}

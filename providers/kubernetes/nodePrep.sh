@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Prepares a Kubernetes node (sent after lib.sh): hostname, /etc/hosts entries, swap, kernel modules and
+# sysctls, proxy settings for apt, containerd and kubelet, containerd with the systemd cgroup driver, and
+# kubelet/kubeadm/kubectl at one pinned version. Every part checks before it changes; safe to run twice.
+#
+#   nodePrep.sh apply  NAME VERSION REPOSITORY HTTP_PROXY HTTPS_PROXY NO_PROXY [IP HOSTNAME]...
+#   nodePrep.sh report             print what a refresh compares: hostname, versions, hosts entries
+action="$1"
+shift
+
+HOSTS_BEGIN="# BEGIN k8s-vnf cluster nodes"
+HOSTS_END="# END k8s-vnf cluster nodes"
+MODULES_FILE=/etc/modules-load.d/k8s-vnf.conf
+SYSCTL_FILE=/etc/sysctl.d/99-k8s-vnf.conf
+APT_PROXY_FILE=/etc/apt/apt.conf.d/95k8s-vnf-proxy
+KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
+SOURCES=/etc/apt/sources.list.d/kubernetes.list
+
+set_hostname() {
+    local name="$1"
+    [[ "$(hostname)" == "$name" ]] && return
+    if [[ -d /run/systemd/system ]]; then hostnamectl set-hostname "$name"; else hostname "$name"; fi
+    echo "$name" | install_file /etc/hostname 0644 >/dev/null
+    echo "hostname set to $name"
+}
+
+# Our entries live in one marked block, rewritten whole; an identical line elsewhere in the file is
+# dropped, so no entry appears twice. Lines are compared whole, never as prefixes.
+write_hosts() {
+    local entries="$1"
+    ENTRIES="$entries" BEGIN="$HOSTS_BEGIN" END="$HOSTS_END" awk '
+        BEGIN { n = split(ENVIRON["ENTRIES"], want, "\n"); for (i = 1; i <= n; i++) if (want[i] != "") wanted[want[i]] = 1 }
+        $0 == ENVIRON["BEGIN"] { skip = 1; next }
+        $0 == ENVIRON["END"] { skip = 0; next }
+        skip || ($0 in wanted) { next }
+        { print }
+        END {
+            if (ENVIRON["ENTRIES"] == "") exit
+            print ENVIRON["BEGIN"]
+            printf "%s\n", ENVIRON["ENTRIES"]
+            print ENVIRON["END"]
+        }' /etc/hosts | install_file /etc/hosts 0644 | sed 's/^/\/etc\/hosts /'
+}
+
+disable_swap() {
+    if [[ -n "$(swapon --show --noheadings 2>/dev/null)" ]]; then swapoff -a; echo "swap turned off"; fi
+    if [[ -f /etc/fstab ]]; then
+        awk '$1 !~ /^#/ && $3 == "swap" { $0 = "#" $0 } { print }' /etc/fstab | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
+    fi
+}
+
+kernel_settings() {
+    printf 'overlay\nbr_netfilter\n' | install_file "$MODULES_FILE" 0644 >/dev/null
+    modprobe overlay
+    modprobe br_netfilter
+    printf 'net.bridge.bridge-nf-call-iptables = 1\nnet.bridge.bridge-nf-call-ip6tables = 1\nnet.ipv4.ip_forward = 1\n' |
+        install_file "$SYSCTL_FILE" 0644 >/dev/null
+    sysctl -p "$SYSCTL_FILE" >/dev/null
+}
+
+# systemd expands % in unit files: a URL-encoded proxy password (%40) must be written %%40.
+unit_escape() { printf '%s' "${1//%/%%}"; }
+
+proxy_settings() {
+    local http="$1" https="$2" no_proxy="$3" changed=no unit
+    if [[ -n "$http$https" ]]; then
+        {
+            [[ -z "$http" ]] || printf 'Acquire::http::Proxy "%s";\n' "$http"
+            [[ -z "$https" ]] || printf 'Acquire::https::Proxy "%s";\n' "$https"
+        } | install_file "$APT_PROXY_FILE" 0644 >/dev/null
+        for unit in containerd kubelet; do
+            {
+                echo "[Service]"
+                [[ -z "$http" ]] || printf 'Environment="HTTP_PROXY=%s"\n' "$(unit_escape "$http")"
+                [[ -z "$https" ]] || printf 'Environment="HTTPS_PROXY=%s"\n' "$(unit_escape "$https")"
+                printf 'Environment="NO_PROXY=%s"\n' "$(unit_escape "$no_proxy")"
+            } | install_file "/etc/systemd/system/$unit.service.d/http-proxy.conf" 0644 | grep -qx changed && changed=yes
+        done
+    else
+        remove_file "$APT_PROXY_FILE" >/dev/null
+        for unit in containerd kubelet; do
+            remove_file "/etc/systemd/system/$unit.service.d/http-proxy.conf" | grep -qx changed && changed=yes
+        done
+    fi
+    if [[ "$changed" == yes ]]; then
+        echo "proxy settings of containerd and kubelet changed"
+        if [[ -d /run/systemd/system ]]; then systemctl daemon-reload; fi
+        PROXY_CHANGED=yes
+    fi
+}
+
+installed_version() { if command -v "$1" >/dev/null; then "$@" 2>/dev/null || true; fi; }
+
+kubernetes_versions() {
+    echo "kubeadm=$(installed_version kubeadm version -o short)"
+    echo "kubelet=$(installed_version kubelet --version | awk '{print $2}')"
+    echo "kubectl=$(installed_version kubectl version --client -o yaml | awk '$1 == "gitVersion:" {print $2}')"
+}
+
+install_packages() {
+    local version="$1" repository="$2" minor
+    minor="$(echo "$version" | cut -d. -f1-2)"
+    if ! command -v containerd >/dev/null; then
+        apt-get update -q
+        apt_install containerd
+    fi
+    if [[ "$(kubernetes_versions | sort -u | cut -d= -f2 | sort -u)" == "v$version" ]]; then return; fi
+    echo "installing kubelet, kubeadm and kubectl $version from $repository"
+    if ! command -v curl >/dev/null || ! command -v gpg >/dev/null; then
+        apt-get update -q
+        apt_install curl gpg ca-certificates
+    fi
+    mkdir -p "$(dirname "$KEYRING")"
+    curl -fsSL "$repository/v$minor/deb/Release.key" | gpg --dearmor --yes -o "$KEYRING"
+    echo "deb [signed-by=$KEYRING] $repository/v$minor/deb/ /" | install_file "$SOURCES" 0644 >/dev/null
+    apt-get update -q
+    apt-mark unhold kubelet kubeadm kubectl >/dev/null 2>&1 || true
+    apt_install --allow-downgrades "kubelet=$version-*" "kubeadm=$version-*" "kubectl=$version-*"
+    apt-mark hold kubelet kubeadm kubectl >/dev/null
+}
+
+configure_containerd() {
+    local config
+    config="$(containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/')"
+    grep -q 'SystemdCgroup = true' <<<"$config" || { echo "containerd's default configuration has no SystemdCgroup setting" >&2; exit 1; }
+    if [[ "$(printf '%s\n' "$config" | install_file /etc/containerd/config.toml 0644)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
+        containerd --config /etc/containerd/config.toml config dump >/dev/null
+        svc restart containerd
+        echo "containerd configured with the systemd cgroup driver"
+    fi
+    if [[ "${PROXY_CHANGED:-}" == yes ]]; then svc restart kubelet; fi
+    if [[ -d /run/systemd/system ]]; then systemctl enable --now kubelet >/dev/null 2>&1 || systemctl enable kubelet; fi
+}
+
+report() {
+    echo "hostname=$(hostname)"
+    kubernetes_versions
+    printf 'hosts='
+    awk -v b="$HOSTS_BEGIN" -v e="$HOSTS_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on' /etc/hosts | paste -sd'|' -
+    printf 'systemdCgroup=%s\n' "$(grep -c 'SystemdCgroup = true' /etc/containerd/config.toml 2>/dev/null || echo 0)"
+}
+
+case "$action" in
+apply)
+    name="$1" version="$2" repository="$3"
+    # curl (the repository key) honours these; apt gets its own settings file.
+    export http_proxy="$4" https_proxy="$5" no_proxy="$6"
+    shift 6
+    entries=""
+    while (($# >= 2)); do entries+="$1 $2"$'\n'; shift 2; done
+    set_hostname "$name"
+    write_hosts "${entries%$'\n'}"
+    disable_swap
+    kernel_settings
+    proxy_settings "$http_proxy" "$https_proxy" "$no_proxy"
+    install_packages "$version" "$repository"
+    configure_containerd
+    echo "node $name prepared"
+    ;;
+report) report ;;
+*) echo "nodePrep.sh: unknown action $action" >&2; exit 2 ;;
+esac

@@ -1,0 +1,126 @@
+/**
+ * KubernetesNode: a VM made ready for kubeadm (see nodePrep.sh). Replaced with its VM; its delete leaves
+ * the VM as it is (the VM is about to go, or stays for something else).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { Failure, StepDefinition, StepProvider } from "../step";
+import { stepOptions, stepProps } from "../stepResource";
+import { SshSession, SshTarget } from "../transport/ssh";
+import { sh } from "../transport/shell";
+import { loadNodeScript } from "./scripts";
+
+const SCRIPT = loadNodeScript("nodePrep.sh");
+
+export interface HostsEntry {
+    address: string;
+    name: string;
+}
+
+export interface NodeProxy {
+    httpProxy: string;
+    httpsProxy: string;
+    /** Comma-separated, as the tools read it. */
+    noProxy: string;
+}
+
+interface KubernetesNodeInputs {
+    [key: string]: unknown;
+    /** The VM's id: a new VM is a new node. */
+    vmId: string;
+    nodeName: string;
+    kubernetesVersion: string;
+    packageRepository: string;
+    proxy: NodeProxy;
+    hostsEntries: HostsEntry[];
+}
+
+const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+function runScript(s: SshSession, args: string[]) {
+    return s.exec(sh`bash -s -- ${args}`, { sudo: true, stdin: SCRIPT });
+}
+
+function apply(s: SshSession, i: KubernetesNodeInputs) {
+    const entries = i.hostsEntries.flatMap((e) => [e.address, e.name]);
+    return runScript(s, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, i.proxy.httpProxy, i.proxy.httpsProxy, i.proxy.noProxy, ...entries]);
+}
+
+/** `key=value` lines into an object. */
+function parseReport(text: string): Record<string, string> {
+    return Object.fromEntries(text.split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+}
+
+export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
+    kind: "KubernetesNode",
+    version: "1",
+    replaceOn: ["vmId"],
+    deleteBeforeReplace: false,
+    deleteSucceedsWhenUnreachable: true,
+    validate(i): Failure[] {
+        const failures: Failure[] = [];
+        if (typeof i.nodeName !== "string" || !NAME_RE.test(i.nodeName)) failures.push({ property: "nodeName", reason: "must be a DNS label (lower-case letters, digits, '-')" });
+        if (typeof i.kubernetesVersion !== "string" || !/^\d+\.\d+\.\d+$/.test(i.kubernetesVersion)) failures.push({ property: "kubernetesVersion", reason: "must be a version such as 1.31.4" });
+        if (typeof i.packageRepository !== "string" || !/^https?:\/\/[^\s'"]+$/.test(i.packageRepository)) failures.push({ property: "packageRepository", reason: "must be an http(s) URL" });
+        if (!Array.isArray(i.hostsEntries) || i.hostsEntries.some((e) => !/^[0-9a-fA-F.:]+$/.test(e?.address ?? "") || !NAME_RE.test(e?.name ?? ""))) {
+            failures.push({ property: "hostsEntries", reason: "must be a list of {address, name} with IP addresses and node names" });
+        }
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:${i.nodeName}`,
+    async create(s, i) {
+        await apply(s, i);
+        return {};
+    },
+    async update(s, _olds, news) {
+        await apply(s, news);
+        return {};
+    },
+    async delete(s, outs) {
+        console.log(`[KubernetesNode ${outs.nodeName}] nothing to undo on the VM`);
+    },
+    async read(s, outs) {
+        const found = parseReport((await runScript(s, ["report"])).stdout);
+        const versions = new Set([found.kubeadm, found.kubelet, found.kubectl]);
+        return {
+            nodeName: found.hostname,
+            kubernetesVersion: versions.size === 1 ? found.kubeadm.replace(/^v/, "") : `mixed: kubeadm ${found.kubeadm}, kubelet ${found.kubelet}, kubectl ${found.kubectl}`,
+            hostsEntries: (found.hosts ?? "")
+                .split("|")
+                .filter(Boolean)
+                .map((line) => {
+                    const [address, name] = line.split(" ");
+                    return { address, name };
+                }),
+        };
+    },
+};
+
+export const kubernetesNodeProvider = new StepProvider(kubernetesNodeStep);
+
+export interface KubernetesNodeArgs {
+    /** How to log into the VM. */
+    connection: pulumi.Input<SshTarget>;
+    /** The VM's id; a new VM replaces this step. */
+    vmId: pulumi.Input<string>;
+    /** Hostname and Kubernetes node name. */
+    nodeName: pulumi.Input<string>;
+    /** kubelet/kubeadm/kubectl version, e.g. 1.31.4. */
+    kubernetesVersion: pulumi.Input<string>;
+    /** Base URL of the package repository (pkgs.k8s.io or a mirror with its layout). */
+    packageRepository: pulumi.Input<string>;
+    /** Proxy settings for apt, containerd and kubelet (empty strings: none). */
+    proxy: pulumi.Input<NodeProxy>;
+    /** /etc/hosts entries the node needs (exact lines). */
+    hostsEntries: pulumi.Input<pulumi.Input<HostsEntry>[]>;
+}
+
+export class KubernetesNode extends pulumi.dynamic.Resource {
+    declare readonly vmId: pulumi.Output<string>;
+    declare readonly nodeName: pulumi.Output<string>;
+    declare readonly hostKeyFingerprint: pulumi.Output<string>;
+
+    constructor(name: string, args: KubernetesNodeArgs, opts?: pulumi.CustomResourceOptions) {
+        const { connection, ...inputs } = args;
+        super(kubernetesNodeProvider, name, stepProps(kubernetesNodeStep, connection, inputs), stepOptions(kubernetesNodeStep, opts), "k8s-vnf", kubernetesNodeStep.kind);
+    }
+}

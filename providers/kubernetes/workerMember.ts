@@ -1,0 +1,130 @@
+/**
+ * WorkerMember: one worker's membership of the cluster. Create joins it (a bootstrap token fetched from a
+ * control-plane node for the occasion). Delete drains it on a control-plane node with a real timeout (a
+ * failed drain fails the delete, so the engine keeps the VM under running pods), deletes its Node object,
+ * then runs `kubeadm reset` on the worker when it answers.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { Failure, StepDefinition, StepProvider } from "../step";
+import { stepOptions, stepProps } from "../stepResource";
+import { ConnectError, RemoteCommandError, SshTarget } from "../transport/ssh";
+import { ControlPlaneRef, NodeStatus, hasJoined, joinCredentials, kubeadmJoin, kubeadmReset, kubectl, nodeStatus, onControlPlane } from "./kubeadm";
+
+interface WorkerMemberInputs {
+    [key: string]: unknown;
+    vmId: string;
+    nodeName: string;
+    endpoint: string;
+    caCertHash: string;
+    /** Where kubectl/kubeadm run for this worker, tried in order. */
+    controlPlanes: ControlPlaneRef[];
+    /** Seconds a drain may take before the delete fails. */
+    drainTimeoutSeconds: number;
+}
+
+interface WorkerMemberState {
+    [key: string]: unknown;
+    nodeStatus?: NodeStatus;
+}
+
+export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
+    kind: "WorkerMember",
+    version: "1",
+    replaceOn: ["vmId"],
+    deleteBeforeReplace: true,
+    deleteSucceedsWhenUnreachable: true,
+    validate(i): Failure[] {
+        const failures: Failure[] = [];
+        if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
+        if (!Array.isArray(i.controlPlanes) || i.controlPlanes.length === 0) failures.push({ property: "controlPlanes", reason: "must list at least one master as {name, connection}" });
+        if (!Number.isInteger(i.drainTimeoutSeconds) || (i.drainTimeoutSeconds as number) < 1) failures.push({ property: "drainTimeoutSeconds", reason: "must be a whole number of seconds ≥ 1" });
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:${i.nodeName}`,
+    async create(node, i, hosts) {
+        if (await hasJoined(node)) {
+            console.log(`[WorkerMember ${i.nodeName}] already joined`);
+            return { nodeStatus: "Ready" };
+        }
+        const credentials = await onControlPlane(hosts, i.controlPlanes, async (cp) => {
+            // This host has not joined, so a Node of its name is what its old VM left.
+            if ((await nodeStatus(cp, i.nodeName)) !== undefined) {
+                await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
+                console.log(`[WorkerMember ${i.nodeName}] removed the Node a previous VM of this name left`);
+            }
+            const c = await joinCredentials(cp, false);
+            if (c.caCertHash !== i.caCertHash) throw new Error(`the control plane's CA hash ${c.caCertHash} is not this cluster's ${i.caCertHash}`);
+            return c;
+        });
+        await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint }, credentials);
+        return { nodeStatus: "Ready" };
+    },
+    async update() {
+        return {};
+    },
+    async delete() {
+        // deleteAcross does the work.
+    },
+    async deleteAcross(hosts, outs) {
+        const timeout = outs.drainTimeoutSeconds;
+        await onControlPlane(hosts, outs.controlPlanes, async (cp) => {
+            if ((await nodeStatus(cp, outs.nodeName)) === undefined) return;
+            try {
+                await kubectl(cp, ["drain", outs.nodeName, "--ignore-daemonsets", "--delete-emptydir-data", `--timeout=${timeout}s`], { timeoutMs: (timeout + 30) * 1000 });
+            } catch (e) {
+                if (!(e instanceof RemoteCommandError)) throw e;
+                throw new Error(
+                    `drain of ${outs.nodeName} failed, so the node and its VM stay (fix what blocks the eviction, or raise kubernetes.drainTimeout, and run again):\n${e.message}`,
+                );
+            }
+            await kubectl(cp, ["delete", "node", outs.nodeName, "--ignore-not-found"]);
+            console.log(`[WorkerMember ${outs.nodeName}] drained and removed from the cluster`);
+        });
+        await hosts
+            .first([outs.connection], `worker ${outs.nodeName}`, (node) => kubeadmReset(node))
+            .catch((e) => {
+                if (!(e instanceof ConnectError)) throw e;
+                console.log(`[WorkerMember ${outs.nodeName}] host unreachable; not reset`);
+            });
+    },
+    async read(_node, outs, hosts) {
+        const status = await onControlPlane(hosts, outs.controlPlanes, (cp) => nodeStatus(cp, outs.nodeName));
+        return status === undefined ? undefined : { nodeStatus: status };
+    },
+};
+
+export const workerMemberProvider = new StepProvider(workerMemberStep);
+
+export interface WorkerMemberArgs {
+    /** How to log into the worker. */
+    connection: pulumi.Input<SshTarget>;
+    /** The worker's VM id (through its node step): a new VM is a new member. */
+    vmId: pulumi.Input<string>;
+    /** Kubernetes node name. */
+    nodeName: pulumi.Input<string>;
+    /** The control-plane endpoint. */
+    endpoint: pulumi.Input<string>;
+    /** The cluster's CA hash (from KubeadmInit). */
+    caCertHash: pulumi.Input<string>;
+    /** The masters (secret: their connections), tried in order. */
+    controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
+    /** Drain deadline in seconds. */
+    drainTimeoutSeconds: pulumi.Input<number>;
+}
+
+export class WorkerMember extends pulumi.dynamic.Resource {
+    declare readonly vmId: pulumi.Output<string>;
+    declare readonly nodeName: pulumi.Output<string>;
+
+    constructor(name: string, args: WorkerMemberArgs, opts?: pulumi.CustomResourceOptions) {
+        const { connection, controlPlanes, ...inputs } = args;
+        super(
+            workerMemberProvider,
+            name,
+            stepProps(workerMemberStep, connection, { ...inputs, controlPlanes: pulumi.secret(controlPlanes) }),
+            stepOptions(workerMemberStep, opts, ["controlPlanes"]),
+            "k8s-vnf",
+            workerMemberStep.kind,
+        );
+    }
+}
