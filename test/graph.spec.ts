@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { configFromPulumiMap, parseVnfConfig } from "../config/load";
 import { buildVnf } from "../components/vnf";
-import { Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, withSecrets } from "./support/program";
+import { Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, settled, withSecrets } from "./support/program";
 
 const T = {
     instance: "openstack:compute/instance:Instance",
@@ -12,6 +12,12 @@ const T = {
     serverGroup: "openstack:compute/serverGroup:ServerGroup",
     volume: "openstack:blockstorage/volume:Volume",
     attach: "openstack:compute/volumeAttach:VolumeAttach",
+    node: "pulumi-nodejs:dynamic/k8s-vnf:KubernetesNode",
+    lb: "pulumi-nodejs:dynamic/k8s-vnf:ApiLoadBalancer",
+    init: "pulumi-nodejs:dynamic/k8s-vnf:KubeadmInit",
+    master: "pulumi-nodejs:dynamic/k8s-vnf:ControlPlaneMember",
+    worker: "pulumi-nodejs:dynamic/k8s-vnf:WorkerMember",
+    labels: "pulumi-nodejs:dynamic/k8s-vnf:NodeLabels",
 };
 
 /** The `openstack:*` credentials a podaffinity stack needs for its compute-host labels. */
@@ -42,6 +48,7 @@ async function build(stack: string, change?: (raw: Record<string, any>) => void)
     const graph = new Graph();
     await installMocks(graph, stack);
     const outputs = await resolveOutputs(buildVnf(spec, { compute: OPENSTACK_API }, { transformations: [recordingTransformation(graph)] }));
+    await settled(graph);
     return { graph, outputs };
 }
 
@@ -181,5 +188,117 @@ describe("resource graphs of the example stacks", () => {
         const four = await names(4);
         assert.ok(two.every((n) => four.includes(n)), "the first two workers are untouched");
         assert.deepEqual(four.filter((n) => !two.includes(n)).filter((n) => n.endsWith("-vm")).sort(), ["simple-worker-2-vm", "simple-worker-3-vm"]);
+    });
+});
+
+/** Names of the resources in a resource's dependsOn (Pulumi keeps each resource's name in `__name`). */
+const dependencyNames = (r: { opts: { dependsOn?: unknown } }) => ([] as unknown[]).concat(r.opts.dependsOn ?? []).map((d) => (d as { __name: string }).__name);
+
+describe("resource graphs: Kubernetes with kubeadm", () => {
+    it("simple: a node step per VM, one init on the first master, a membership per node, no HAProxy; outputs secret", async () => {
+        const { graph, outputs } = await build("simple");
+        assert.deepEqual(graph.ofType(T.node).map((r) => r.inputs.nodeName).sort(), ["simple-master-0", "simple-worker-0", "simple-worker-1"]);
+        assert.equal(graph.count(T.lb), 0);
+        assert.equal(graph.count(T.labels), 0, "no labels without pod affinity or a zone");
+        const init = graph.named("simple-kubeadm-init");
+        assert.equal(init.inputs.endpoint, `${outputs.masterAddresses[0]}:6443`);
+        assert.equal(init.inputs.nodeName, "simple-master-0");
+        assert.deepEqual(init.opts.additionalSecretOutputs, ["connection", "kubeconfig", "joinToken", "caCertHash"]);
+        assert.equal(init.opts.deleteBeforeReplace, true);
+        assert.ok(isSecret(init.inputs.connection), "the login is secret");
+        assert.equal(graph.count(T.master), 1);
+        assert.equal(graph.count(T.worker), 2);
+        const worker = graph.named("simple-kubeadm-worker-1-member");
+        assert.equal(worker.inputs.drainTimeoutSeconds, 300);
+        assert.ok(isSecret(worker.inputs.controlPlanes), "the masters' logins are secret");
+        assert.ok(worker.opts.additionalSecretOutputs?.includes("controlPlanes"));
+        assert.equal(worker.opts.deleteBeforeReplace, true, "one node cannot be joined twice");
+        assert.equal(graph.named("simple-kubeadm").parent, "simple");
+        assert.equal(graph.named("simple-kubeadm-worker-1-node").parent, "simple-kubeadm");
+    });
+
+    it("the chain VM → node → membership carries the VM id, so replacing a VM replaces its steps in order", async () => {
+        const { graph } = await build("complex");
+        for (const [role, i] of [["master", 1], ["worker", 0]] as const) {
+            const vmId = `complex-${role}-${i}-vm-id`;
+            assert.equal(graph.named(`complex-kubeadm-${role}-${i}-node`).inputs.vmId, vmId);
+            assert.equal(graph.named(`complex-kubeadm-${role}-${i}-member`).inputs.vmId, vmId);
+        }
+        assert.equal(graph.named("complex-kubeadm-master-2-api-lb").inputs.vmId, "complex-master-2-vm-id");
+        assert.equal(graph.named("complex-kubeadm-init").inputs.vmId, undefined, "the cluster does not go with its first VM (a master heal keeps it)");
+    });
+
+    it("complex: HAProxy and keepalived on every master over every master, VRRP priority by index; init on the VIP; masters join one at a time", async () => {
+        const { graph, outputs } = await build("complex");
+        const lbs = [0, 1, 2].map((i) => graph.named(`complex-kubeadm-master-${i}-api-lb`));
+        for (const [i, lb] of lbs.entries()) {
+            assert.equal(lb.inputs.vip, "10.10.0.10");
+            assert.equal(lb.inputs.routerId, 10);
+            assert.equal(lb.inputs.priority, 150 - i);
+            assert.equal(lb.inputs.frontendPort, 16443);
+            assert.deepEqual(lb.inputs.backends, outputs.masterAddresses.map((address: string, j: number) => ({ name: `complex-master-${j}`, address })));
+        }
+        assert.equal(graph.named("complex-kubeadm-init").inputs.endpoint, "10.10.0.10:16443");
+        assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-init")), ["complex-kubeadm-master-0-node", "complex-kubeadm-master-0-api-lb"]);
+        assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-master-2-member")), ["complex-kubeadm-init", "complex-kubeadm-master-1-member"]);
+        const peers = graph.named("complex-kubeadm-master-1-member").inputs.peers;
+        assert.ok(isSecret(peers));
+        assert.deepEqual(peers.value.map((p: any) => p.name), ["complex-master-0", "complex-master-2"]);
+    });
+
+    it("podaffinity: each worker labelled with its compute host (CIS-node), read with the stack's OpenStack credentials, kept secret", async () => {
+        const { graph } = await build("podaffinity");
+        assert.equal(graph.count(T.labels), 2);
+        const labels = graph.named("podaffinity-kubeadm-worker-1-labels");
+        assert.equal(labels.inputs.computeHostLabel, "CIS-node");
+        assert.equal(labels.inputs.vmId, "podaffinity-worker-1-vm-id");
+        assert.ok(isSecret(labels.inputs.compute));
+        assert.equal(labels.inputs.compute.value.password, "os-pw-not-in-clear");
+        assert.ok(labels.opts.additionalSecretOutputs?.includes("compute"));
+    });
+
+    it("podaffinity without OpenStack credentials is refused, naming the config keys and variables", async () => {
+        const { config, secretKeys } = withSecrets(readStackConfig("podaffinity"), PASSWORDS.podaffinity);
+        const saved = Object.fromEntries(["OS_AUTH_URL", "OS_USERNAME", "OS_PASSWORD", "OS_PROJECT_NAME", "OS_TENANT_NAME"].map((k) => [k, process.env[k]]));
+        for (const k of Object.keys(saved)) delete process.env[k];
+        try {
+            const graph = new Graph();
+            await assert.rejects(runProgram("podaffinity", config, secretKeys, graph), /openstack:authUrl: not set \(nor OS_AUTH_URL\)[\s\S]*openstack:password/);
+            assert.equal(graph.resources.length, 0);
+        } finally {
+            for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+        }
+    });
+
+    it("kubespray installs Kubernetes itself: no kubeadm steps", async () => {
+        const { graph } = await build("kubespray");
+        assert.equal(graph.resources.filter((r) => r.type.includes("dynamic/k8s-vnf")).length, 0);
+    });
+
+    it("scale-out: only the new workers' VMs and steps are added; every other resource keeps its inputs", async () => {
+        const inputsByName = async (count: number) => {
+            const { graph } = await build("complex", (raw) => (raw.workers = { ...raw.workers, count, maxCount: 6 }));
+            return new Map(graph.resources.map((r) => [r.name, JSON.stringify(r.inputs)]));
+        };
+        const two = await inputsByName(2);
+        const four = await inputsByName(4);
+        const added = [...four.keys()].filter((n) => !two.has(n));
+        assert.ok(added.every((n) => /complex(-kubeadm)?-worker-[23]/.test(n)), added.join(", "));
+        assert.ok(added.includes("complex-kubeadm-worker-3-member"));
+        for (const [name, inputs] of two) assert.equal(four.get(name), inputs, `${name} changed`);
+    });
+
+    it("heal: a node's generation replaces exactly its VM; the cluster generation replaces every node VM and the init", async () => {
+        const triggers = async (heal: Record<string, unknown>) => {
+            const { graph } = await build("complex", (raw) => (raw.heal = heal));
+            return Object.fromEntries(graph.ofType(T.instance).map((r) => [r.name, r.opts.replacementTrigger])) as Record<string, string>;
+        };
+        const before = await triggers({});
+        const one = await triggers({ nodes: { "worker-1": 1 } });
+        assert.deepEqual(Object.keys(before).filter((n) => before[n] !== one[n]), ["complex-worker-1-vm"]);
+        const all = await triggers({ generation: 1 });
+        assert.deepEqual(Object.keys(before).filter((n) => before[n] !== all[n]).sort(), ["complex-master-0-vm", "complex-master-1-vm", "complex-master-2-vm", "complex-worker-0-vm", "complex-worker-1-vm"]);
+        const { graph } = await build("complex", (raw) => (raw.heal = { generation: 1 }));
+        assert.equal(graph.named("complex-kubeadm-init").inputs.clusterGeneration, 1);
     });
 });

@@ -87,6 +87,17 @@ export function recordingTransformation(graph: Graph): pulumi.ResourceTransforma
     };
 }
 
+/**
+ * Waits until every resource the transformation saw has also reached the mocks (its inputs resolved):
+ * registrations whose inputs wait on other resources' outputs come after the program's own outputs.
+ */
+export async function settled(graph: Graph, limitMs = 10_000): Promise<void> {
+    const pending = () => graph.resources.filter((r) => Object.values(r.inputs ?? {}).some((v) => pulumi.Output.isInstance(v)));
+    const started = Date.now();
+    while (pending().length && Date.now() - started < limitMs) await new Promise((r) => setTimeout(r, 10));
+    if (pending().length) throw new Error(`registrations never completed: ${pending().map((r) => r.name).join(", ")}`);
+}
+
 /** Reads an example stack file's `k8s-vnf:` config as the Pulumi config map holds it. */
 export function readStackConfig(stack: string): Record<string, string> {
     const doc = YAML.parse(fs.readFileSync(path.join(PROJECT_DIR, "stacks", `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };

@@ -1,0 +1,104 @@
+import { strict as assert } from "node:assert";
+import { UNKNOWN } from "../providers/step";
+import { ProviderHost } from "./support/providerHost";
+
+/**
+ * The kubeadm steps' check and diff through the real dynamic-provider host (no host needed: neither opens
+ * a session). What the engine decides with these answers: replace when the VM changed or is being
+ * replaced (its id unknown), delete first where two copies cannot coexist.
+ */
+const connection = { host: "10.0.0.5", username: "ubuntu", password: "pw-not-shown" };
+const hash = `sha256:${"a".repeat(64)}`;
+const cp = [{ name: "m-0", connection }];
+const STEPS = {
+    node: {
+        file: "providers/kubernetes/nodePrep.ts",
+        provider: "kubernetesNodeProvider",
+        inputs: { vmId: "vm-1", nodeName: "w-0", kubernetesVersion: "1.31.4", packageRepository: "https://pkgs.k8s.io/core:/stable:", proxy: { httpProxy: "", httpsProxy: "", noProxy: "" }, hostsEntries: [{ address: "10.0.0.5", name: "w-0" }] },
+        bad: { nodeName: "W_0", kubernetesVersion: "latest", hostsEntries: [{ address: "x y", name: "w-0" }] },
+        computed: {},
+        deleteBeforeReplace: false,
+    },
+    lb: {
+        file: "providers/kubernetes/apiLoadBalancer.ts",
+        provider: "apiLoadBalancerProvider",
+        inputs: { vmId: "vm-1", address: "10.0.0.5", vip: "10.0.0.100", routerId: 100, priority: 150, frontendPort: 16443, apiServerPort: 6443, backends: [{ name: "m-0", address: "10.0.0.5" }] },
+        bad: { vip: "10.0.0.100; reboot", routerId: 300, backends: [] },
+        computed: { haproxy: "running", keepalived: "running" },
+        deleteBeforeReplace: false,
+    },
+    master: {
+        file: "providers/kubernetes/controlPlaneMember.ts",
+        provider: "controlPlaneMemberProvider",
+        inputs: { vmId: "vm-1", nodeName: "m-1", address: "10.0.0.6", apiServerPort: 6443, endpoint: "10.0.0.100:16443", caCertHash: hash, peers: cp, loadBalanced: true },
+        bad: { caCertHash: "sha1:abc", peers: [{ name: "m-0" }] },
+        computed: { nodeStatus: "Ready" },
+        deleteBeforeReplace: true,
+    },
+    worker: {
+        file: "providers/kubernetes/workerMember.ts",
+        provider: "workerMemberProvider",
+        inputs: { vmId: "vm-1", nodeName: "w-0", endpoint: "10.0.0.100:16443", caCertHash: hash, controlPlanes: cp, drainTimeoutSeconds: 300 },
+        bad: { caCertHash: "", controlPlanes: [], drainTimeoutSeconds: 0 },
+        computed: { nodeStatus: "Ready" },
+        deleteBeforeReplace: true,
+    },
+    labels: {
+        file: "providers/kubernetes/nodeLabels.ts",
+        provider: "nodeLabelsProvider",
+        inputs: { vmId: "vm-1", nodeName: "w-0", labels: { "topology.kubernetes.io/zone": "az-1" }, computeHostLabel: "CIS-node", controlPlanes: cp },
+        bad: { labels: { "bad key!": "v", ok: "bad value!" }, computeHostLabel: "/x" },
+        computed: { computeHost: "compute-a", appliedLabels: { "topology.kubernetes.io/zone": "az-1", "CIS-node": "compute-a" } },
+        deleteBeforeReplace: false,
+    },
+} as const;
+
+describe("kubeadm steps: check and diff through the real dynamic-provider host", function () {
+    this.timeout(60_000);
+    const hosts = new Map<string, ProviderHost>();
+    before(async () => {
+        await Promise.all(Object.entries(STEPS).map(async ([kind, s]) => hosts.set(kind, await ProviderHost.start(s.file, s.provider))));
+    });
+    after(() => {
+        for (const h of hosts.values()) h.stop();
+    });
+
+    for (const [kind, step] of Object.entries(STEPS)) {
+        const news = (over: Record<string, unknown> = {}) => ({ connection, providerVersion: "1", ...step.inputs, ...over });
+
+        it(`${kind}: check names every bad input and lets unknown values through`, async () => {
+            const host = hosts.get(kind)!;
+            assert.deepEqual((await host.check({}, news())).failures, []);
+            const bad = await host.check({}, news(step.bad));
+            assert.deepEqual([...new Set(bad.failures.map((f) => f.property))].sort(), Object.keys(step.bad).sort());
+            const unknown = Object.fromEntries(Object.keys(step.bad).map((k) => [k, UNKNOWN]));
+            assert.deepEqual((await host.check({}, news(unknown))).failures, []);
+        });
+
+        it(`${kind}: a new or unknown VM id replaces${step.deleteBeforeReplace ? " (delete first)" : ""}; the same inputs change nothing`, async () => {
+            const host = hosts.get(kind)!;
+            const olds = { ...news(), ...step.computed, hostKeyFingerprint: "SHA256:x" };
+            assert.equal((await host.diff("id", olds, news())).changes, "none");
+            for (const vmId of ["vm-2", UNKNOWN]) {
+                const d = await host.diff("id", olds, news({ vmId }));
+                assert.deepEqual(d.replaces, ["vmId"]);
+                assert.equal(d.deleteBeforeReplace, step.deleteBeforeReplace);
+            }
+        });
+    }
+
+    it("lb: a stopped HAProxy seen by refresh is drift an update repairs, though the inputs did not change", async () => {
+        const host = hosts.get("lb")!;
+        const news = { connection, providerVersion: "1", ...STEPS.lb.inputs };
+        assert.equal((await host.diff("id", { ...news, haproxy: "running", keepalived: "running" }, news)).changes, "none");
+        assert.equal((await host.diff("id", { ...news, haproxy: "stopped", keepalived: "running" }, news)).changes, "some");
+    });
+
+    it("labels: a compute host that changed since the labels were applied is drift", async () => {
+        const host = hosts.get("labels")!;
+        const news = { connection, providerVersion: "1", ...STEPS.labels.inputs };
+        const applied = { "topology.kubernetes.io/zone": "az-1", "CIS-node": "compute-a" };
+        assert.equal((await host.diff("id", { ...news, computeHost: "compute-a", appliedLabels: applied }, news)).changes, "none");
+        assert.equal((await host.diff("id", { ...news, computeHost: "compute-b", appliedLabels: applied }, news)).changes, "some");
+    });
+});
