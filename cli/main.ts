@@ -14,6 +14,7 @@ import { convertInstantiateRequest } from "../config/tacker";
 import { splitPath } from "../config/tackerMap";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { configurationReference } from "./reference";
+import { API_PREFIX, createService } from "../service/app";
 import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
 
 const USAGE = `usage:
@@ -25,7 +26,10 @@ const USAGE = `usage:
   k8s-vnf validate --stack NAME [--project DIR]
       Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
   k8s-vnf config-reference [--project DIR]
-      Print the configuration reference (Tacker parameter → config key).`;
+      Print the configuration reference (Tacker parameter → config key).
+  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR]
+      Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
+      in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>".`;
 
 export interface Io {
     out: (text: string) => void;
@@ -44,7 +48,7 @@ interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir"]);
 
 function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };
@@ -84,6 +88,8 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
             case "config-reference":
                 io.out(configurationReference(projectDir));
                 return 0;
+            case "serve":
+                return await serve(args, io);
             default:
                 throw new UsageError(`unknown command ${args.command}`);
         }
@@ -205,3 +211,19 @@ function validate(args: Args, projectDir: string, io: Io): number {
     return 0;
 }
 
+
+async function serve(args: Args, io: Io): Promise<number> {
+    const port = Number(args.options.get("--port") ?? 9890);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: a port number from 0 to 65535");
+    const listen = args.options.get("--listen") ?? "127.0.0.1";
+    const dataDir = path.resolve(io.cwd, args.options.get("--data-dir") ?? "lcm-data");
+    const token = io.env.K8S_VNF_LCM_TOKEN;
+    const service = await createService({ dataDir, auth: token ? { type: "bearer", token } : { type: "none" } });
+    const address = await service.app.listen({ port, host: listen });
+    io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
+    await new Promise<void>((resolve) => {
+        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+    });
+    await service.close();
+    return 0;
+}

@@ -1,0 +1,96 @@
+/**
+ * SOL003 notifications to subscribers: filtered per subscription, POSTed to the callback (204 expected),
+ * retried with a doubling pause, and never awaited by the operation that caused them, so a dead callback
+ * cannot block anything.
+ */
+import { randomUUID } from "node:crypto";
+import { ProblemError } from "./problem";
+import { Store } from "./store";
+
+export interface Notification {
+    notificationType: "VnfLcmOperationOccurrenceNotification" | "VnfIdentifierCreationNotification" | "VnfIdentifierDeletionNotification";
+    vnfInstanceId: string;
+    [key: string]: unknown;
+}
+
+type Authentication = { authType?: string[]; paramsBasic?: { userName?: string; password?: string } } | null | undefined;
+
+const TIMEOUT_MS = 10_000;
+
+function headersFor(auth: Authentication): Record<string, string> {
+    const basic = auth?.authType?.includes("BASIC") ? auth.paramsBasic : undefined;
+    return basic?.userName ? { authorization: `Basic ${Buffer.from(`${basic.userName}:${basic.password ?? ""}`).toString("base64")}` } : {};
+}
+
+function matches(filter: Record<string, any>, n: Notification): boolean {
+    if (filter.notificationTypes?.length && !filter.notificationTypes.includes(n.notificationType)) return false;
+    if (filter.vnfInstanceSubscriptionFilter?.vnfInstanceIds?.length && !filter.vnfInstanceSubscriptionFilter.vnfInstanceIds.includes(n.vnfInstanceId)) return false;
+    if (n.notificationType === "VnfLcmOperationOccurrenceNotification") {
+        if (filter.operationTypes?.length && !filter.operationTypes.includes(n.operation)) return false;
+        if (filter.operationStates?.length && !filter.operationStates.includes(n.operationState)) return false;
+    }
+    return true;
+}
+
+export class Notifier {
+    private readonly inFlight = new Set<Promise<void>>();
+    /** Deliveries that gave up, for operators and tests: subscription id and why. */
+    readonly failures: { subscriptionId: string; reason: string }[] = [];
+
+    constructor(
+        private readonly store: Store,
+        private readonly delivery = { attempts: 4, firstPauseMs: 1_000 },
+    ) {}
+
+    /** The GET test of a new subscription's callback: it must answer 204. */
+    async testCallback(uri: string, auth: Authentication): Promise<void> {
+        let status: number;
+        try {
+            status = (await fetch(uri, { method: "GET", headers: headersFor(auth), signal: AbortSignal.timeout(TIMEOUT_MS) })).status;
+        } catch (e) {
+            throw new ProblemError(400, `callbackUri: the test GET of ${uri} failed: ${(e as Error).message}`);
+        }
+        if (status !== 204) throw new ProblemError(400, `callbackUri: the test GET of ${uri} answered ${status}, not 204`);
+    }
+
+    /** Sends `notification` to every matching subscription, in the background. */
+    publish(notification: Notification, baseUrl: string): void {
+        for (const subscription of this.store.list("subscriptions")) {
+            if (!matches((subscription.filter as Record<string, unknown>) ?? {}, notification)) continue;
+            const body = {
+                id: randomUUID(),
+                ...notification,
+                subscriptionId: subscription.id,
+                timeStamp: new Date().toISOString(),
+                _links: { vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${notification.vnfInstanceId}` }, subscription: { href: `${baseUrl}/vnflcm/v1/subscriptions/${subscription.id}` } },
+            };
+            const p = this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body).finally(() => this.inFlight.delete(p));
+            this.inFlight.add(p);
+        }
+    }
+
+    /** Waits for deliveries under way (at shutdown). */
+    async drain(): Promise<void> {
+        await Promise.allSettled([...this.inFlight]);
+    }
+
+    private async deliver(subscriptionId: string, uri: string, auth: Authentication, body: Record<string, unknown>): Promise<void> {
+        let reason = "";
+        for (let attempt = 0; attempt < this.delivery.attempts; attempt++) {
+            if (attempt > 0) await new Promise((r) => setTimeout(r, this.delivery.firstPauseMs * 2 ** (attempt - 1)));
+            try {
+                const response = await fetch(uri, {
+                    method: "POST",
+                    headers: { "content-type": "application/json", ...headersFor(auth) },
+                    body: JSON.stringify(body),
+                    signal: AbortSignal.timeout(TIMEOUT_MS),
+                });
+                if (response.status === 204) return;
+                reason = `answered ${response.status}`;
+            } catch (e) {
+                reason = (e as Error).message;
+            }
+        }
+        this.failures.push({ subscriptionId, reason: `${uri}: ${reason} after ${this.delivery.attempts} attempts` });
+    }
+}
