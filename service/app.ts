@@ -5,10 +5,13 @@
  * bearer or basic authentication can be switched on.
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
+import * as path from "node:path";
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Lifecycle, Operation } from "./lifecycle";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
+import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store } from "./store";
 
 export const API_PREFIX = "/vnflcm/v1";
@@ -25,12 +28,23 @@ export interface ServiceOptions {
     publicUrl?: string;
     /** Notification delivery: attempts and the first pause (doubling). */
     delivery?: { attempts: number; firstPauseMs: number };
+    /** The project directory (Pulumi.yaml); default: this package's. */
+    projectDir?: string;
+    /** Operations running at once, across instances; default 4. */
+    maxParallel?: number;
+    /** How stacks are run; default the Automation API with the Pulumi CLI on PATH (or under `pulumiRoot`). */
+    runner?: StackRunner;
+    /** Directory holding bin/pulumi, for the default runner. */
+    pulumiRoot?: string;
+    /** Environment of the service (OS_* for the default VIM, PULUMI_* for the CLI); default process.env. */
+    env?: NodeJS.ProcessEnv;
 }
 
 export interface Service {
     app: FastifyInstance;
     store: Store;
     notifier: Notifier;
+    lifecycle: Lifecycle;
     close(): Promise<void>;
 }
 
@@ -39,6 +53,12 @@ type Body = Record<string, any>;
 export async function createService(options: ServiceOptions): Promise<Service> {
     const store = await Store.open(options.dataDir);
     const notifier = new Notifier(store, options.delivery);
+    const env = options.env ?? process.env;
+    const projectDir = options.projectDir ?? path.resolve(__dirname, "..");
+    const pick = (prefix: string) => Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith(prefix) && v !== undefined)) as Record<string, string>;
+    const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: { ...pick("PULUMI_"), PATH: env.PATH ?? "" } });
+    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: pick("OS_") });
+    lifecycle.recover();
     const app = Fastify({ logger: false, ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } } });
     app.addContentTypeParser(["application/merge-patch+json"], { parseAs: "string" }, (_req, body, done) => {
         try {
@@ -82,13 +102,24 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return reply.code(201).header("location", instanceUrl(request, id)).send(instance);
     });
 
-    app.get(`${API_PREFIX}/vnf_instances`, async () => store.list("vnf_instances"));
+    app.get(`${API_PREFIX}/vnf_instances`, async () => store.list("vnf_instances").map(visible));
 
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request) => findInstance(request.params.id));
+    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request) => visible(findInstance(request.params.id)));
+
+    const task = (operation: Operation, schema: object) =>
+        app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id/${operation.toLowerCase()}`, { schema: { body: schema } }, async (request, reply) => {
+            const op = lifecycle.start(operation, request.params.id, request.body as Body, base(request));
+            return reply.code(202).header("location", (op._links as Body).self.href).send();
+        });
+    task("INSTANTIATE", SCHEMAS.instantiateVnfRequest);
+    task("SCALE", SCHEMAS.scaleVnfRequest);
+    task("HEAL", SCHEMAS.healVnfRequest);
+    task("TERMINATE", SCHEMAS.terminateVnfRequest);
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);
         const body = request.body as Body;
+        lifecycle.assertNoOperation(String(instance.id));
         const now = new Date().toISOString();
         const next: Body = { ...instance };
         for (const key of ["vnfInstanceName", "vnfInstanceDescription"]) if (body[key] !== undefined) next[key] = body[key];
@@ -122,11 +153,52 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return reply.code(204).send();
     });
 
-    app.get(`${API_PREFIX}/vnf_lcm_op_occs`, async () => store.list("op_occs"));
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => {
-        const found = store.get("op_occs", request.params.id);
-        if (!found) throw notFound("VNF LCM operation occurrence", request.params.id);
+    const findOp = (id: string) => {
+        const found = store.get("op_occs", id);
+        if (!found) throw notFound("VNF LCM operation occurrence", id);
         return found;
+    };
+    app.get(`${API_PREFIX}/vnf_lcm_op_occs`, async () => store.list("op_occs").map(visible));
+    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => visible(findOp(request.params.id)));
+    const opTask = (name: "retry" | "rollback" | "cancel") =>
+        app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/${name}`, async (request, reply) => {
+            lifecycle[name](request.params.id);
+            return reply.code(202).send();
+        });
+    opTask("retry");
+    opTask("rollback");
+    opTask("cancel");
+    app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/fail`, async (request) => visible(lifecycle.fail(request.params.id)));
+    // Progress as server-sent events: one `progress` event per engine event, `state` on each transition.
+    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/progress`, (request, reply) => {
+        const op = findOp(request.params.id);
+        reply.hijack();
+        const raw = reply.raw;
+        raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+        const send = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        send("state", { operationState: op.operationState });
+        const listener = (data: Body) => {
+            send(data.operationState ? "state" : "progress", data);
+            if (["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"].includes(String(data.operationState))) raw.end();
+        };
+        lifecycle.events.on(String(op.id), listener);
+        raw.on("close", () => lifecycle.events.off(String(op.id), listener));
+        if (["COMPLETED", "FAILED", "ROLLED_BACK"].includes(String(op.operationState))) raw.end();
+    });
+
+    // VIMs: OpenStack credentials the service holds for instances' vimConnectionInfo.vimId (not SOL003).
+    app.post(`/k8s-vnf/v1/vims`, { schema: { body: SCHEMAS.vimRegistration } }, async (request, reply) => {
+        const { password, id: requested, ...rest } = request.body as Body;
+        const id = requested ?? randomUUID();
+        if (store.get("vims", id)) throw conflict(`VIM ${id} is already registered`);
+        store.put([{ table: "vims", id, body: { id, ...rest, __password: password } }]);
+        return reply.code(201).header("location", `${base(request)}/k8s-vnf/v1/vims/${id}`).send({ id, ...rest });
+    });
+    app.get(`/k8s-vnf/v1/vims`, async () => store.list("vims").map(visible));
+    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => {
+        const vim = store.get("vims", request.params.id);
+        if (!vim) throw notFound("VIM", request.params.id);
+        return visible(vim);
     });
 
     app.post(`${API_PREFIX}/subscriptions`, { schema: { body: SCHEMAS.subscriptionRequest } }, async (request, reply) => {
@@ -144,12 +216,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);
         return reply.code(201).header("location", subscription._links.self.href).send(subscription);
     });
-    const publicSubscription = (s: Body) => Object.fromEntries(Object.entries(s).filter(([k]) => !k.startsWith("__")));
-    app.get(`${API_PREFIX}/subscriptions`, async () => store.list("subscriptions").map(publicSubscription));
+    app.get(`${API_PREFIX}/subscriptions`, async () => store.list("subscriptions").map(visible));
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request) => {
         const found = store.get("subscriptions", request.params.id);
         if (!found) throw notFound("subscription", request.params.id);
-        return publicSubscription(found);
+        return visible(found);
     });
     app.delete<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request, reply) => {
         if (!store.get("subscriptions", request.params.id)) throw notFound("subscription", request.params.id);
@@ -161,12 +232,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         app,
         store,
         notifier,
+        lifecycle,
         async close() {
             await app.close();
+            await lifecycle.idle();
             await notifier.drain();
             store.close();
         },
     };
+}
+
+/** What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never. */
+function visible(record: Body): Body {
+    return Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__")));
 }
 
 /** RFC 7386 JSON merge patch. */

@@ -1,6 +1,5 @@
 /** JSON schemas of the request bodies (SOL003 v1 as Tacker's `openstack vnflcm` sends them). */
 
-const links = { type: "object" };
 const keyValuePairs = { type: "object" };
 
 export const SCHEMAS = {
@@ -57,5 +56,47 @@ export const SCHEMAS = {
         },
         additionalProperties: false,
     },
-    links,
+    instantiateVnfRequest: {
+        type: "object",
+        required: ["flavourId"],
+        properties: { flavourId: { type: "string", minLength: 1 }, instantiationLevelId: { type: "string" }, extVirtualLinks: { type: "array" }, vimConnectionInfo: { type: "array" }, additionalParams: { type: "object" } },
+    },
+    scaleVnfRequest: {
+        type: "object",
+        required: ["type", "aspectId"],
+        properties: { type: { enum: ["SCALE_OUT", "SCALE_IN"] }, aspectId: { type: "string", minLength: 1 }, numberOfSteps: { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^[1-9][0-9]{0,5}$" }] }, additionalParams: { type: "object" } },
+        additionalProperties: false,
+    },
+    healVnfRequest: {
+        type: "object",
+        properties: { cause: { type: "string" }, vnfcInstanceId: { anyOf: [{ type: "array", items: { type: "string", minLength: 1 } }, { type: "string", minLength: 1 }] }, additionalParams: { type: "object" } },
+        additionalProperties: false,
+    },
+    terminateVnfRequest: {
+        type: "object",
+        required: ["terminationType"],
+        properties: { terminationType: { enum: ["FORCEFUL", "GRACEFUL"] }, gracefulTerminationTimeout: { type: "integer", minimum: 0, maximum: 86400 }, additionalParams: { type: "object" } },
+        additionalProperties: false,
+    },
+    cancelMode: {
+        type: "object",
+        properties: { cancelMode: { enum: ["GRACEFUL", "FORCEFUL"] } },
+        additionalProperties: false,
+    },
+    vimRegistration: {
+        type: "object",
+        required: ["name", "authUrl", "username", "password", "projectName"],
+        properties: {
+            id: { type: "string", pattern: "^[0-9a-fA-F-]{36}$" },
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            authUrl: { type: "string", pattern: "^https?://[^\\s]+$" },
+            username: { type: "string", minLength: 1 },
+            password: { type: "string", minLength: 1 },
+            projectName: { type: "string", minLength: 1 },
+            userDomainName: { type: "string" },
+            projectDomainName: { type: "string" },
+            region: { type: "string" },
+        },
+        additionalProperties: false,
+    },
 } as const;

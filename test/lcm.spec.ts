@@ -6,6 +6,8 @@ import { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import { parseRequestText } from "../config/requestText";
+import { REQUESTS_DIR } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 
 const exec = promisify(execFile);
@@ -32,9 +34,18 @@ class ServiceProcess {
     }
 
     async stop(): Promise<void> {
-        if (this.child.exitCode !== null) return;
+        await this.signal("SIGTERM");
+    }
+
+    /** A crash: the process dies at once, with no chance to record anything. */
+    async crash(): Promise<void> {
+        await this.signal("SIGKILL");
+    }
+
+    private async signal(signal: NodeJS.Signals): Promise<void> {
+        if (this.child.exitCode !== null || this.child.signalCode !== null) return;
         const exited = new Promise((r) => this.child.once("exit", r));
-        this.child.kill("SIGTERM");
+        this.child.kill(signal);
         await exited;
     }
 }
@@ -200,5 +211,216 @@ describe("LCM service authentication", function () {
         const withToken = await fetch(`${service.url}/vnflcm/v1/vnf_instances`, { headers: { authorization: "Bearer lcm-token-for-tests" } });
         assert.equal(withToken.status, 200);
         assert.deepEqual(await withToken.json(), []);
+    });
+});
+
+const STANDIN_CLI = path.join(PROJECT_DIR, "test/support/stand-ins/pulumi-cli");
+const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
+
+describe("LCM operations as stack updates: the real openstack client, the Automation API, a stand-in Pulumi CLI", function () {
+    this.timeout(180_000);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-ops-"));
+    const pulumiState = path.join(dataDir, "pulumi-standin");
+    const env = { K8S_VNF_PULUMI_ROOT: STANDIN_CLI, PULUMI_STANDIN_STATE: pulumiState, PULUMI_CONFIG_PASSPHRASE: "test-passphrase" };
+    let service: ServiceProcess;
+    let callback: Callback;
+    let id = "";
+    const openstack = async (...args: string[]) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", ...args], { timeout: 60_000 })).stdout;
+    const refused = (...args: string[]) =>
+        openstack(...args).then(
+            () => assert.fail(`openstack vnflcm ${args.join(" ")} succeeded`),
+            (e: { stderr: string }) => e.stderr,
+        );
+    const json = async (...args: string[]) => JSON.parse(await openstack(...args, "-f", "json"));
+    const api = async (method: string, route: string, body?: unknown) => {
+        const r = await fetch(`${service.url}${route}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+        const text = await r.text();
+        return { status: r.status, location: r.headers.get("location"), body: text ? JSON.parse(text) : undefined };
+    };
+    /** Waits until the instance's newest operation leaves STARTING/PROCESSING; returns it. */
+    const settle = async () => {
+        for (let i = 0; i < 300; i++) {
+            const ops = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.filter((o: any) => o.vnfInstanceId === id);
+            const last = ops.at(-1);
+            if (last && !["STARTING", "PROCESSING", "ROLLING_BACK"].includes(last.operationState)) return last;
+            await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.fail("the operation did not finish");
+    };
+    const knob = (name: string, value: string | undefined) => (value === undefined ? fs.rmSync(path.join(pulumiState, name), { force: true }) : fs.writeFileSync(path.join(pulumiState, name), value));
+    const standinCalls = () => fs.readFileSync(path.join(pulumiState, "calls"), "utf8");
+    const seedFile = (name: string) => {
+        const file = path.join(dataDir, name);
+        // The client parses the file as strict JSON; the seeds carry Tacker's '#' comments.
+        fs.writeFileSync(file, JSON.stringify(parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, name), "utf8"), name)));
+        return file;
+    };
+
+    before(async function () {
+        if (!clientAvailable()) {
+            if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
+            this.skip();
+        }
+        fs.mkdirSync(pulumiState);
+        service = await ServiceProcess.start(dataDir, env);
+        callback = await Callback.start();
+        const file = path.join(dataDir, "subscription.json");
+        fs.writeFileSync(file, JSON.stringify({ callbackUri: callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
+        await openstack("subsc", "create", file);
+    });
+    after(async () => {
+        await service?.stop();
+        await callback?.stop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("a VIM registered with the service is named by the seed's vimId; its password is never returned", async () => {
+        const registered = await api("POST", "/k8s-vnf/v1/vims", { id: SEED_VIM, name: "openstack-lab", authUrl: "http://keystone.example:5000/v3", username: "admin", password: "vim-password-not-returned", projectName: "admin" });
+        assert.equal(registered.status, 201);
+        for (const shown of [registered.body, (await api("GET", `/k8s-vnf/v1/vims/${SEED_VIM}`)).body, ...(await api("GET", "/k8s-vnf/v1/vims")).body]) {
+            assert.ok(!JSON.stringify(shown).includes("vim-password-not-returned"));
+        }
+    });
+
+    it("instantiate with the seed's body: 202, the stack is configured (secrets as secrets) and brought up with the VIM's credentials", async () => {
+        id = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-simple")).ID;
+        assert.match(await openstack("instantiate", id, seedFile("simple-instantiate.json")), /has been accepted/);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        const shown = await api("GET", `/vnflcm/v1/vnf_instances/${id}`);
+        assert.equal(shown.body.instantiationState, "INSTANTIATED");
+        const vnfcs = shown.body.instantiatedVnfInfo.vnfcResourceInfo;
+        assert.deepEqual(vnfcs.map((v: any) => v.vduId), ["masterNode", "workerNode", "workerNode"]);
+        assert.deepEqual(shown.body.instantiatedVnfInfo.scaleStatus, [{ aspectId: "worker_instance", scaleLevel: 0 }]);
+        const config = JSON.parse(fs.readFileSync(path.join(pulumiState, "stacks", `vnf-${id}`, "config.json"), "utf8"));
+        assert.equal(config["k8s-vnf:masters"].secret, true, "the masters' password makes the key secret");
+        assert.equal(config["k8s-vnf:flavour"].secret, false);
+        assert.match(standinCalls(), /env OS_AUTH_URL=http:\/\/keystone\.example:5000\/v3 OS_PASSWORD=set/);
+        assert.ok(!JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body).includes('"ubuntu"'), "request passwords are not shown in operationParams");
+        assert.ok(!JSON.stringify(shown.body).includes("__"), "no internal fields");
+    });
+
+    it("subscribers get START and RESULT of every operation", async () => {
+        for (let i = 0; i < 50 && callback.received.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+        assert.deepEqual(callback.received.slice(0, 2).map((n) => [n.notificationStatus, n.operation, n.operationState]), [
+            ["START", "INSTANTIATE", "STARTING"],
+            ["RESULT", "INSTANTIATE", "COMPLETED"],
+        ]);
+    });
+
+    it("scale out by one with the client: a third worker, scale level 1; scale in below the minimum is refused and runs nothing", async () => {
+        assert.match(await openstack("scale", "--type", "SCALE_OUT", "--aspect-id", "worker_instance", "--number-of-steps", "1", id), /has been accepted/);
+        assert.equal((await settle()).operationState, "COMPLETED");
+        const info = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo;
+        assert.equal(info.vnfcResourceInfo.filter((v: any) => v.vduId === "workerNode").length, 3);
+        assert.deepEqual(info.scaleStatus, [{ aspectId: "worker_instance", scaleLevel: 1 }]);
+        const before = standinCalls();
+        const error = await refused("scale", "--type", "SCALE_IN", "--aspect-id", "worker_instance", "--number-of-steps", "5", id);
+        assert.match(error, /numberOfSteps: SCALE_IN by 5 would leave -2 workers, below the minimum 2/);
+        assert.equal(standinCalls(), before, "nothing ran");
+    });
+
+    it("the seed's scale-in body (numberOfSteps as a string) works as it is", async () => {
+        const r = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-in.json"), "utf8")));
+        assert.equal(r.status, 202);
+        assert.equal((await settle()).operationState, "COMPLETED");
+        assert.deepEqual((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.scaleStatus, [{ aspectId: "worker_instance", scaleLevel: 0 }]);
+    });
+
+    it("heal one worker with the client: exactly its VM is replaced; VNFC ids stay", async () => {
+        const before = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
+        const worker = before.find((v: any) => v.id.endsWith("-worker-1"));
+        assert.match(await openstack("heal", "--vnfc-instance", worker.id, "--", id), /has been accepted/);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED");
+        assert.deepEqual(op.resourceChanges.affectedVnfcs, [{ id: worker.id, changeType: "MODIFIED" }]);
+        const after = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
+        assert.deepEqual(after.map((v: any) => v.id), before.map((v: any) => v.id));
+        const changed = after.filter((v: any, i: number) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v: any) => v.id);
+        assert.deepEqual(changed, [worker.id]);
+    });
+
+    it("healing the only master node by node is refused before anything runs", async () => {
+        const master = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo.find((v: any) => v.id.endsWith("-master-0"));
+        const error = await refused("heal", "--vnfc-instance", master.id, "--", id);
+        assert.match(error, /heal\.nodes\.master-0: a single-master cluster cannot heal its master node by node/);
+    });
+
+    it("two operations on one instance at once: one 202, one 409", async () => {
+        knob("delay-ms", "1500");
+        try {
+            const body = { type: "SCALE_OUT", aspectId: "worker_instance" };
+            const [a, b] = await Promise.all([api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, body), api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, body)]);
+            assert.deepEqual([a.status, b.status].sort(), [202, 409]);
+            assert.match((a.status === 409 ? a : b).body.detail, /one operation at a time/);
+            assert.equal((await settle()).operationState, "COMPLETED");
+        } finally {
+            knob("delay-ms", undefined);
+        }
+    });
+
+    it("a restart in the middle of an operation leaves it FAILED_TEMP; op retry (client) completes it", async () => {
+        knob("delay-ms", "4000");
+        const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_IN", aspectId: "worker_instance", numberOfSteps: 1 });
+        const opId = accepted.location!.split("/").pop()!;
+        for (let i = 0; i < 50 && (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body.operationState !== "PROCESSING"; i++) await new Promise((r) => setTimeout(r, 100));
+        await service.crash();
+        knob("delay-ms", undefined);
+        service = await ServiceProcess.start(dataDir, env);
+        const op = await json("op", "show", opId);
+        assert.equal(op["Operation State"], "FAILED_TEMP");
+        assert.match(JSON.stringify(op.Error), /the service restarted while the operation was running/);
+        await openstack("op", "retry", opId);
+        assert.equal((await settle()).operationState, "COMPLETED");
+    });
+
+    it("a failed update: FAILED_TEMP with the error; op fail (client) makes it FAILED", async () => {
+        knob("fail-next", "stand-in: the OpenStack API answered 503");
+        await openstack("scale", "--type", "SCALE_OUT", "--aspect-id", "worker_instance", id);
+        const op = await settle();
+        assert.equal(op.operationState, "FAILED_TEMP");
+        assert.match(op.error.detail, /503/);
+        const failed = await json("op", "fail", op.id);
+        assert.equal(failed["Operation State"], "FAILED");
+    });
+
+    it("a failed heal rolled back (client) re-runs the previous config: ROLLED_BACK", async () => {
+        knob("fail-next", "stand-in: quota exceeded");
+        await api("POST", `/vnflcm/v1/vnf_instances/${id}/heal`, {});
+        const op = await settle();
+        assert.equal(op.operationState, "FAILED_TEMP");
+        await openstack("op", "rollback", op.id);
+        assert.equal((await settle()).operationState, "ROLLED_BACK");
+    });
+
+    it("terminate (client): destroy, NOT_INSTANTIATED; then delete works", async () => {
+        assert.match(await openstack("terminate", "--termination-type", "FORCEFUL", id), /has been accepted/);
+        assert.equal((await settle()).operationState, "COMPLETED");
+        assert.equal((await json("show", id))["Instantiation State"], "NOT_INSTANTIATED");
+        assert.match(standinCalls(), new RegExp(`destroy --yes --skip-preview .*--stack vnf-${id}`));
+        await openstack("delete", id);
+    });
+
+    it("without the Pulumi CLI an operation fails saying so", async () => {
+        const other = await ServiceProcess.start(fs.mkdtempSync(path.join(dataDir, "no-cli-")), { K8S_VNF_PULUMI_ROOT: path.join(dataDir, "nowhere") });
+        try {
+            const created = await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d" }).then(async () => (await fetch(`${other.url}/vnflcm/v1/vnf_instances`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ vnfdId: "d" }) })).json());
+            const instance = created as any;
+            const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple");
+            delete (body as any).vimConnectionInfo;
+            const r = await fetch(`${other.url}/vnflcm/v1/vnf_instances/${instance.id}/instantiate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+            assert.equal(r.status, 202);
+            const opUrl = r.headers.get("location")!;
+            let op: any;
+            for (let i = 0; i < 100; i++) {
+                op = await (await fetch(opUrl)).json();
+                if (op.operationState === "FAILED_TEMP") break;
+                await new Promise((res) => setTimeout(res, 100));
+            }
+            assert.equal(op.operationState, "FAILED_TEMP");
+            assert.match(op.error.detail, /the Pulumi CLI is not installed where the service looks for it/);
+        } finally {
+            await other.stop();
+        }
     });
 });

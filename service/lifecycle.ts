@@ -1,0 +1,410 @@
+/**
+ * SOL003 operations as stack updates. A VNF instance is the stack named after its id; instantiate, scale
+ * and heal are `up` with new stack config, terminate is `destroy`. Every operation is an occurrence with
+ * the SOL003 state machine: STARTING → PROCESSING → COMPLETED | FAILED_TEMP; from FAILED_TEMP retry
+ * (run again), rollback (→ ROLLING_BACK → ROLLED_BACK, with the previous config) or fail (→ FAILED);
+ * cancel aborts the running Pulumi command (SIGINT, Pulumi's graceful cancel). One operation per instance
+ * at a time; operations of different instances run in parallel up to a limit. What an operation will do is
+ * planned and checked before it is accepted: a refused request runs nothing.
+ */
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { ConfigError } from "../config/spec";
+import { parseVnfConfig, findSecrets } from "../config/load";
+import { convertInstantiateRequest } from "../config/tacker";
+import { Notifier } from "./notifications";
+import { conflict, notFound, problemBody, ProblemError } from "./problem";
+import { Store } from "./store";
+import { StackConfigValue, StackRunner } from "./stackRunner";
+
+type Body = Record<string, any>;
+export type Operation = "INSTANTIATE" | "SCALE" | "HEAL" | "TERMINATE";
+export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
+
+/** States in which an occurrence holds its instance: no other operation may start. */
+const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);
+const PROJECT = "k8s-vnf";
+
+export interface LifecycleOptions {
+    /** The project directory: request conversion resolves paths there. */
+    projectDir: string;
+    /** Operations running at once, across instances. */
+    maxParallel: number;
+    /** OS_* variables used when a request names no registered VIM. */
+    defaultVimEnv: Record<string, string>;
+}
+
+/** What an occurrence will do, fixed when it is accepted. */
+interface Plan {
+    /** Stack config to apply (`up`); absent for terminate (`destroy`). */
+    config?: Record<string, unknown>;
+    /** The config before the operation, for rollback. */
+    previousConfig?: Record<string, unknown>;
+    /** Seconds to wait before destroying (GRACEFUL terminate). */
+    gracefulSeconds?: number;
+    vimId?: string;
+    flavourId?: string;
+}
+
+export class Lifecycle {
+    /** Progress of running occurrences, by id: `progress` events (server-sent to watchers). */
+    readonly events = new EventEmitter();
+    private readonly running = new Map<string, AbortController>();
+    private readonly waiting: (() => void)[] = [];
+    private active = 0;
+
+    constructor(
+        private readonly store: Store,
+        private readonly notifier: Notifier,
+        private readonly runner: StackRunner,
+        private readonly options: LifecycleOptions,
+    ) {
+        this.events.setMaxListeners(0);
+    }
+
+    /** After a restart: what was processing failed temporarily, what had not started is rolled back. */
+    recover(): void {
+        const changes = [];
+        for (const op of this.store.list("op_occs")) {
+            const next = op.operationState === "STARTING" ? "ROLLED_BACK" : op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK" ? "FAILED_TEMP" : undefined;
+            if (!next) continue;
+            const error = next === "FAILED_TEMP" ? problemBody(500, "the service restarted while the operation was running; retry, roll back or fail it") : undefined;
+            changes.push({ table: "op_occs" as const, id: String(op.id), body: { ...op, operationState: next, stateEnteredTime: new Date().toISOString(), ...(error ? { error } : {}) } });
+        }
+        if (changes.length) this.store.put(changes);
+    }
+
+    /** Accepts an operation: checks it, plans it, stores the occurrence (STARTING) and starts it. */
+    start(operation: Operation, instanceId: string, params: Body, baseUrl: string): Body {
+        const instance = this.store.get("vnf_instances", instanceId);
+        if (!instance) throw notFound("VNF instance", instanceId);
+        this.assertNoOperation(instanceId);
+        const wanted = operation === "INSTANTIATE" ? "NOT_INSTANTIATED" : "INSTANTIATED";
+        if (instance.instantiationState !== wanted) throw conflict(`VNF instance ${instanceId} is ${instance.instantiationState}; ${operation.toLowerCase()} needs ${wanted}`);
+        const plan = this.plan(operation, instance, params);
+        const id = randomUUID();
+        const now = new Date().toISOString();
+        const opUrl = `${baseUrl}/vnflcm/v1/vnf_lcm_op_occs/${id}`;
+        const op = {
+            id,
+            operationState: "STARTING",
+            stateEnteredTime: now,
+            startTime: now,
+            vnfInstanceId: instanceId,
+            operation,
+            isAutomaticInvocation: false,
+            operationParams: withoutSecrets(params),
+            isCancelPending: false,
+            _links: {
+                self: { href: opUrl },
+                vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${instanceId}` },
+                retry: { href: `${opUrl}/retry` },
+                rollback: { href: `${opUrl}/rollback` },
+                fail: { href: `${opUrl}/fail` },
+                cancel: { href: `${opUrl}/cancel` },
+            },
+            __plan: plan,
+            __baseUrl: baseUrl,
+        };
+        this.store.put([{ table: "op_occs", id, body: op }]);
+        this.notifyOp(op, "START");
+        void this.execute(id, "forward");
+        return op;
+    }
+
+    retry(opId: string): void {
+        const op = this.failedTemp(opId, "retry");
+        void this.execute(String(op.id), "forward");
+    }
+
+    rollback(opId: string): void {
+        const op = this.failedTemp(opId, "rollback");
+        if (op.operation === "TERMINATE") throw new ProblemError(409, "a terminate cannot be rolled back: retry it or fail it");
+        void this.execute(String(op.id), "back");
+    }
+
+    fail(opId: string): Body {
+        const op = this.failedTemp(opId, "fail");
+        return this.transition(op, "FAILED");
+    }
+
+    cancel(opId: string): void {
+        const op = this.find(opId);
+        if (op.operationState === "STARTING" && !this.running.has(opId)) {
+            this.transition({ ...op, isCancelPending: true }, "ROLLED_BACK");
+            return;
+        }
+        const controller = this.running.get(opId);
+        if (!controller || (op.operationState !== "PROCESSING" && op.operationState !== "STARTING")) throw conflict(`operation ${opId} is ${op.operationState}; only a starting or processing one can be cancelled`);
+        this.store.put([{ table: "op_occs", id: opId, body: { ...op, isCancelPending: true } }]);
+        controller.abort();
+    }
+
+    /** Waits until no operation runs (tests, shutdown). */
+    async idle(): Promise<void> {
+        while (this.running.size || this.active) await new Promise((r) => setTimeout(r, 20));
+    }
+
+    /** Refuses (409) while another operation holds the instance. */
+    assertNoOperation(instanceId: string): void {
+        const holding = this.store.opOccsOf(instanceId).find((o) => HOLDING.has(String(o.operationState)));
+        if (holding) throw conflict(`operation ${holding.id} (${holding.operation}) of VNF instance ${instanceId} is ${holding.operationState}; one operation at a time`);
+    }
+
+    private find(opId: string): Body {
+        const op = this.store.get("op_occs", opId);
+        if (!op) throw notFound("VNF LCM operation occurrence", opId);
+        return op;
+    }
+
+    private failedTemp(opId: string, task: string): Body {
+        const op = this.find(opId);
+        if (op.operationState !== "FAILED_TEMP") throw conflict(`operation ${opId} is ${op.operationState}; ${task} needs FAILED_TEMP`);
+        return op;
+    }
+
+    /** What the operation will change, checked in full before anything runs. */
+    private plan(operation: Operation, instance: Body, params: Body): Plan {
+        const stackName = stackNameOf(String(instance.id));
+        const current = instance.__stackConfig as Record<string, unknown> | undefined;
+        const check = (config: Record<string, unknown>, source: string) => {
+            try {
+                parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source);
+            } catch (e) {
+                if (e instanceof ConfigError) throw new ProblemError(400, e.message);
+                throw e;
+            }
+        };
+        switch (operation) {
+            case "INSTANTIATE": {
+                let converted;
+                try {
+                    converted = convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName });
+                } catch (e) {
+                    if (e instanceof ConfigError) throw new ProblemError(400, e.message);
+                    throw e;
+                }
+                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
+                if (vimId && !this.store.get("vims", vimId)) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
+                return { config: converted.config, vimId, flavourId: params.flavourId };
+            }
+            case "SCALE": {
+                const workers = { ...((current?.workers as Body) ?? {}) };
+                const aspect = workers.aspectId ?? "worker_instance";
+                if (params.aspectId !== aspect) throw new ProblemError(400, `aspectId: this VNF scales ${aspect}, not ${params.aspectId}`);
+                const range = (instance.__scale as Body | undefined)?.[aspect] ?? {};
+                // The seeds send "numberOfSteps": "1"; the client sends a number.
+                const steps = Number(params.numberOfSteps ?? 1);
+                const count = (workers.count ?? range.count) + (params.type === "SCALE_OUT" ? steps : -steps);
+                if (count < range.min) throw new ProblemError(400, `numberOfSteps: ${params.type} by ${steps} would leave ${count} workers, below the minimum ${range.min}`);
+                if (count > range.max) throw new ProblemError(400, `numberOfSteps: ${params.type} by ${steps} would make ${count} workers, above the maximum ${range.max}`);
+                const config = { ...current, workers: { ...workers, count } };
+                check(config, "scale request");
+                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+            }
+            case "HEAL": {
+                const heal = { generation: 0, nodes: {}, ...((current?.heal as Body) ?? {}) };
+                const vnfcs: Body[] = instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [];
+                // The client sends a list; the seed's heal body has one id as a string.
+                const targets: string[] = ([] as string[]).concat(params.vnfcInstanceId ?? []);
+                const nodes = { ...heal.nodes } as Record<string, number>;
+                targets.forEach((vnfcId, i) => {
+                    const vnfc = vnfcs.find((v) => v.id === vnfcId);
+                    if (!vnfc) throw new ProblemError(400, `vnfcInstanceId[${i}]: VNF instance ${instance.id} has no VNFC ${vnfcId}`);
+                    const node = /-((?:master|worker)-\d+)$/.exec(vnfcId)?.[1];
+                    if (!node) throw new ProblemError(400, `vnfcInstanceId[${i}]: ${vnfcId} is not a Kubernetes node; only masters and workers heal one by one`);
+                    nodes[node] = (nodes[node] ?? 0) + 1;
+                });
+                const config = { ...current, heal: targets.length ? { ...heal, nodes } : { ...heal, generation: heal.generation + 1 } };
+                check(config, "heal request");
+                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+            }
+            case "TERMINATE":
+                return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
+        }
+    }
+
+    /** Runs an occurrence (or its rollback) when a slot is free; records the outcome. */
+    private async execute(opId: string, direction: "forward" | "back"): Promise<void> {
+        const controller = new AbortController();
+        this.running.set(opId, controller);
+        try {
+            await this.acquire();
+            try {
+                let op = this.find(opId);
+                if (op.operationState === "ROLLED_BACK") return; // cancelled while waiting
+                op = this.transition(op, direction === "forward" ? "PROCESSING" : "ROLLING_BACK");
+                const outcome = await this.perform(op, direction, controller.signal);
+                this.complete(op, direction, outcome);
+            } finally {
+                this.release();
+            }
+        } catch (e) {
+            const op = this.find(opId);
+            const detail = controller.signal.aborted ? `cancelled: ${(e as Error).message}` : (e as Error).message;
+            this.transition(op, "FAILED_TEMP", problemBody(500, detail));
+        } finally {
+            this.running.delete(opId);
+        }
+    }
+
+    private async perform(op: Body, direction: "forward" | "back", signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+        const plan = op.__plan as Plan;
+        const stackName = stackNameOf(String(op.vnfInstanceId));
+        const env = this.vimEnv(plan.vimId);
+        const changes = new Map<string, string>();
+        let events = 0;
+        const onEvent = (event: Body) => {
+            const meta = event.resourcePreEvent?.metadata;
+            if (meta && meta.type === "openstack:compute/instance:Instance" && meta.op !== "same") changes.set(String(meta.urn), String(meta.op));
+            events++;
+            this.events.emit(String(op.id), { events, resourceChanges: changes.size, last: Object.keys(event).find((k) => k.endsWith("Event")) });
+        };
+        const run = { env, onEvent, signal };
+        const config = direction === "forward" ? plan.config : plan.previousConfig;
+        let outputs: Record<string, unknown> | undefined;
+        if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
+            if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
+            await this.runner.destroy(stackName, run);
+        } else {
+            outputs = await this.runner.up(stackName, toStackConfig(config ?? {}), run);
+        }
+        this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), resourceChanges: resourceChangesOf(changes), __changes: Object.fromEntries(changes) } }]);
+        return outputs;
+    }
+
+    private complete(op: Body, direction: "forward" | "back", outputs: Record<string, unknown> | undefined): void {
+        const plan = op.__plan as Plan;
+        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
+        const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
+        const config = direction === "forward" ? plan.config : plan.previousConfig;
+        const next: Body = terminated
+            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED" }
+            : {
+                  ...instance,
+                  instantiationState: "INSTANTIATED",
+                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, outputs ?? {}),
+                  __stackConfig: config,
+                  __scale: outputs?.scale,
+                  __vimId: plan.vimId ?? instance.__vimId,
+                  ...(plan.vimId ? { vimConnectionInfo: [{ id: plan.vimId, vimId: plan.vimId, vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }] } : {}),
+              };
+        this.store.put([{ table: "vnf_instances", id: String(instance.id), body: next }]);
+        this.transition(this.find(String(op.id)), direction === "forward" ? "COMPLETED" : "ROLLED_BACK");
+    }
+
+    private transition(op: Body, state: OperationState, error?: Body): Body {
+        const next = { ...op, operationState: state, stateEnteredTime: new Date().toISOString(), ...(error ? { error } : {}) };
+        if (!error && (state === "PROCESSING" || state === "COMPLETED")) delete next.error;
+        this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
+        if (state !== "PROCESSING" && state !== "ROLLING_BACK") this.notifyOp(next, "RESULT");
+        this.events.emit(String(op.id), { operationState: state });
+        return next;
+    }
+
+    private notifyOp(op: Body, status: "START" | "RESULT"): void {
+        this.notifier.publish(
+            {
+                notificationType: "VnfLcmOperationOccurrenceNotification",
+                vnfInstanceId: String(op.vnfInstanceId),
+                notificationStatus: status,
+                operationState: op.operationState,
+                operation: op.operation,
+                vnfLcmOpOccId: op.id,
+                isAutomaticInvocation: false,
+                verbosity: "FULL",
+                ...(op.error ? { error: op.error } : {}),
+                ...(status === "RESULT" && op.resourceChanges ? { affectedVnfcs: op.resourceChanges.affectedVnfcs } : {}),
+            },
+            String(op.__baseUrl ?? ""),
+        );
+    }
+
+    private vimEnv(vimId: string | undefined): Record<string, string> {
+        if (!vimId) return this.options.defaultVimEnv;
+        const vim = this.store.get("vims", vimId);
+        if (!vim) throw new Error(`VIM ${vimId} is no longer registered`);
+        const env: Record<string, string> = {
+            OS_AUTH_URL: String(vim.authUrl),
+            OS_USERNAME: String(vim.username),
+            OS_PASSWORD: String(vim.__password),
+            OS_PROJECT_NAME: String(vim.projectName),
+            OS_USER_DOMAIN_NAME: String(vim.userDomainName ?? "Default"),
+            OS_PROJECT_DOMAIN_NAME: String(vim.projectDomainName ?? "Default"),
+        };
+        if (vim.region) env.OS_REGION_NAME = String(vim.region);
+        return env;
+    }
+
+    private acquire(): Promise<void> {
+        if (this.active < this.options.maxParallel) {
+            this.active++;
+            return Promise.resolve();
+        }
+        return new Promise((resolve) => this.waiting.push(() => (this.active++, resolve())));
+    }
+
+    private release(): void {
+        this.active--;
+        this.waiting.shift()?.();
+    }
+}
+
+/** The stack of a VNF instance. */
+export function stackNameOf(instanceId: string): string {
+    return `vnf-${instanceId}`;
+}
+
+/** Config values as the CLI stores them: top-level keys, objects as JSON; a key holding a secret is secret. */
+export function toStackConfig(config: Record<string, unknown>): Record<string, StackConfigValue> {
+    const secretKeys = new Set(findSecrets(config).map((s) => s.key));
+    return Object.fromEntries(
+        Object.entries(config)
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]) => [`${PROJECT}:${k}`, { value: typeof v === "string" ? v : JSON.stringify(v), secret: secretKeys.has(k) }]),
+    );
+}
+
+function instantiatedInfo(flavourId: string | undefined, outputs: Record<string, unknown>): Body {
+    const scale = (outputs.scale ?? {}) as Record<string, { count: number; min: number; max: number }>;
+    const vnfcs = (outputs.vnfcResources ?? []) as Body[];
+    return {
+        flavourId: flavourId ?? "simple",
+        vnfState: "STARTED",
+        scaleStatus: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.count - s.min })),
+        maxScaleLevels: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.max - s.min })),
+        vnfcResourceInfo: vnfcs.map((v) => ({
+            id: v.id,
+            vduId: v.vduId,
+            computeResource: { resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
+            vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
+        })),
+    };
+}
+
+function resourceChangesOf(changes: Map<string, string>): Body {
+    const type = { create: "ADDED", delete: "REMOVED", replace: "MODIFIED", update: "MODIFIED" } as Record<string, string>;
+    return {
+        affectedVnfcs: [...changes].map(([urn, op]) => ({ id: urn.split("::").pop()!.replace(/-vm$/, ""), changeType: type[op] ?? "MODIFIED" })),
+    };
+}
+
+function withoutKeys(o: Body, keys: string[]): Body {
+    return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+}
+
+/** Request parameters as stored in the occurrence: passwords and keys replaced. */
+function withoutSecrets(params: Body): Body {
+    const secrets = new Set(findSecrets(params).map((s) => s.value));
+    return JSON.parse(JSON.stringify(params, (_k, v) => (typeof v === "string" && secrets.has(v) ? "[secret]" : v)));
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            reject(new Error("aborted while waiting for the graceful termination timeout"));
+        });
+    });
+}
