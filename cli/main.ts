@@ -14,7 +14,7 @@ import { convertInstantiateRequest } from "../config/tacker";
 import { splitPath } from "../config/tackerMap";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { configurationReference } from "./reference";
-import { API_PREFIX, createService } from "../service/app";
+import { API_PREFIX, createService, ServiceAuth } from "../service/app";
 import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
 
 const USAGE = `usage:
@@ -29,7 +29,8 @@ const USAGE = `usage:
       Print the configuration reference (Tacker parameter → config key).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
-      in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>".
+      in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
+      K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication.
       Operations run the Pulumi CLI on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) with the service's PULUMI_*
       variables; instances without a registered VIM use the service's OS_* variables.`;
 
@@ -220,7 +221,15 @@ async function serve(args: Args, io: Io): Promise<number> {
     const listen = args.options.get("--listen") ?? "127.0.0.1";
     const dataDir = path.resolve(io.cwd, args.options.get("--data-dir") ?? "lcm-data");
     const token = io.env.K8S_VNF_LCM_TOKEN;
-    const service = await createService({ dataDir, auth: token ? { type: "bearer", token } : { type: "none" }, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
+    const basic = io.env.K8S_VNF_LCM_BASIC_AUTH;
+    if (token && basic) throw new UsageError("set K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH, not both");
+    if (basic !== undefined && !/^[^:]+:.+$/.test(basic)) throw new UsageError("K8S_VNF_LCM_BASIC_AUTH: user:password");
+    const auth: ServiceAuth = token
+        ? { type: "bearer", token }
+        : basic
+          ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
+          : { type: "none" };
+    const service = await createService({ dataDir, auth, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
     const address = await service.app.listen({ port, host: listen });
     io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
     await new Promise<void>((resolve) => {

@@ -253,12 +253,22 @@ export class Lifecycle {
         const stackName = stackNameOf(String(op.vnfInstanceId));
         const env = this.vimEnv(plan.vimId);
         const changes = new Map<string, string>();
-        let events = 0;
+        const progress = { engineEvents: 0, resourcesStarted: 0, resourcesDone: 0, vmsChanging: 0, lastEvent: "" };
+        let recorded = 0;
         const onEvent = (event: Body) => {
             const meta = event.resourcePreEvent?.metadata;
             if (meta && meta.type === "openstack:compute/instance:Instance" && meta.op !== "same") changes.set(String(meta.urn), String(meta.op));
-            events++;
-            this.events.emit(String(op.id), { events, resourceChanges: changes.size, last: Object.keys(event).find((k) => k.endsWith("Event")) });
+            progress.engineEvents++;
+            if (event.resourcePreEvent) progress.resourcesStarted++;
+            if (event.resOutputsEvent) progress.resourcesDone++;
+            progress.vmsChanging = changes.size;
+            progress.lastEvent = Object.keys(event).find((k) => k.endsWith("Event")) ?? "";
+            this.events.emit(String(op.id), { ...progress });
+            // The occurrence shows progress too, written at most twice a second.
+            if (Date.now() - recorded > 500) {
+                recorded = Date.now();
+                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), progress: { ...progress } } }]);
+            }
         };
         const run = { env, onEvent, signal };
         const config = direction === "forward" ? plan.config : plan.previousConfig;
@@ -269,7 +279,7 @@ export class Lifecycle {
         } else {
             outputs = await this.runner.up(stackName, toStackConfig(config ?? {}), run);
         }
-        this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), resourceChanges: resourceChangesOf(changes), __changes: Object.fromEntries(changes) } }]);
+        this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), progress, resourceChanges: resourceChangesOf(changes) } }]);
         return outputs;
     }
 

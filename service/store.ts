@@ -1,12 +1,17 @@
 /**
  * The service's state in an embedded SQLite database (sql.js: SQLite compiled to WebAssembly, nothing to
- * install), kept in one file in the data directory. Every change is written through before the request
- * that made it is answered: the file is replaced atomically (write, fsync, rename), so a crash leaves the
- * last committed state.
+ * install), kept in the data directory as a database file plus a journal. Every change is appended to the
+ * journal and fsynced before the request that made it is answered; the journal is folded into the
+ * database file (written to a temporary file, fsynced, renamed) every COMPACT_EVERY changes and at start
+ * and close. A crash loses nothing that was answered: the next start replays the journal.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import initSqlJs, { Database } from "sql.js";
+import initSqlJs, { Database, Statement } from "sql.js";
+
+const COMPACT_EVERY = 1_000;
+
+type Change = { op: "put"; table: Table; id: string; created: number; body: Record<string, unknown> } | { op: "remove"; table: Table; id: string };
 
 export interface Row {
     id: string;
@@ -25,19 +30,29 @@ CREATE TABLE IF NOT EXISTS vims (id TEXT PRIMARY KEY, created INTEGER NOT NULL, 
 export type Table = "vnf_instances" | "op_occs" | "subscriptions" | "vims";
 
 export class Store {
+    private journal: number;
+    private journalled = 0;
+    /** Prepared statements by SQL text (sql.js invalidates them when it exports the database). */
+    private statements = new Map<string, Statement>();
+
     private constructor(
         private readonly db: Database,
         readonly file: string,
-    ) {}
+        private readonly journalFile: string,
+    ) {
+        this.journal = fs.openSync(journalFile, "a", 0o600);
+    }
 
     static async open(dataDir: string): Promise<Store> {
-        fs.mkdirSync(dataDir, { recursive: true });
+        fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
         const file = path.join(dataDir, "k8s-vnf-lcm.sqlite");
+        const journalFile = `${file}.journal`;
         const SQL = await initSqlJs();
         const db = fs.existsSync(file) ? new SQL.Database(fs.readFileSync(file)) : new SQL.Database();
         db.run(SCHEMA);
-        const store = new Store(db, file);
-        store.persist();
+        const store = new Store(db, file, journalFile);
+        store.replay();
+        store.compact();
         return store;
     }
 
@@ -54,23 +69,51 @@ export class Store {
         return this.query("SELECT body FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [vnfInstanceId]);
     }
 
-    /** Inserts or replaces rows and writes the database file, in one transaction. */
+    /** Inserts or replaces rows, in one transaction, durable when this returns. */
     put(changes: { table: Table; id: string; body: Record<string, unknown> }[]): void {
+        const now = Date.now();
+        this.commit(changes.map((c) => ({ op: "put", table: c.table, id: c.id, created: (c.body.__created as number | undefined) ?? now, body: c.body })));
+    }
+
+    remove(table: Table, id: string): void {
+        this.commit([{ op: "remove", table, id }]);
+    }
+
+    /** Bytes on disk: the database file and the journal. */
+    size(): number {
+        return fs.statSync(this.file).size + fs.statSync(this.journalFile).size;
+    }
+
+    close(): void {
+        this.compact();
+        fs.closeSync(this.journal);
+        this.db.close();
+    }
+
+    private commit(changes: Change[]): void {
+        this.apply(changes);
+        const line = Buffer.from(`${JSON.stringify(changes)}\n`);
+        fs.writeSync(this.journal, line);
+        fs.fsyncSync(this.journal);
+        if (++this.journalled >= COMPACT_EVERY) this.compact();
+    }
+
+    private apply(changes: Change[]): void {
         this.db.run("BEGIN");
         try {
             for (const c of changes) {
-                const created = (c.body.__created as number | undefined) ?? Date.now();
-                if (c.table === "op_occs") {
+                if (c.op === "remove") this.db.run(`DELETE FROM ${c.table} WHERE id = ?`, [c.id]);
+                else if (c.table === "op_occs") {
                     this.db.run("INSERT OR REPLACE INTO op_occs (id, vnf_instance_id, state, created, body) VALUES (?, ?, ?, COALESCE((SELECT created FROM op_occs WHERE id = ?), ?), ?)", [
                         c.id,
                         String(c.body.vnfInstanceId),
                         String(c.body.operationState),
                         c.id,
-                        created,
+                        c.created,
                         JSON.stringify(c.body),
                     ]);
                 } else {
-                    this.db.run(`INSERT OR REPLACE INTO ${c.table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${c.table} WHERE id = ?), ?), ?)`, [c.id, c.id, created, JSON.stringify(c.body)]);
+                    this.db.run(`INSERT OR REPLACE INTO ${c.table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${c.table} WHERE id = ?), ?), ?)`, [c.id, c.id, c.created, JSON.stringify(c.body)]);
                 }
             }
             this.db.run("COMMIT");
@@ -78,31 +121,49 @@ export class Store {
             this.db.run("ROLLBACK");
             throw e;
         }
-        this.persist();
     }
 
-    remove(table: Table, id: string): void {
-        this.db.run(`DELETE FROM ${table} WHERE id = ?`, [id]);
-        this.persist();
+    /** Applies what the journal holds beyond the database file (after a crash). A torn last line is dropped. */
+    private replay(): void {
+        const lines = fs.readFileSync(this.journalFile, "utf8").split("\n").filter(Boolean);
+        for (const line of lines) {
+            let changes: Change[];
+            try {
+                changes = JSON.parse(line);
+            } catch {
+                continue;
+            }
+            this.apply(changes);
+        }
     }
 
-    close(): void {
-        this.db.close();
+    /** Writes the database file and empties the journal. */
+    private compact(): void {
+        this.persist();
+        fs.ftruncateSync(this.journal, 0);
+        fs.fsyncSync(this.journal);
+        this.journalled = 0;
     }
 
     private query(sql: string, params: (string | number)[]): Record<string, unknown>[] {
-        const statement = this.db.prepare(sql);
+        let statement = this.statements.get(sql);
+        if (!statement) {
+            statement = this.db.prepare(sql);
+            this.statements.set(sql, statement);
+        }
         try {
             statement.bind(params);
             const out: Record<string, unknown>[] = [];
             while (statement.step()) out.push(JSON.parse(String(statement.get()[0])));
             return out;
         } finally {
-            statement.free();
+            statement.reset();
         }
     }
 
     private persist(): void {
+        for (const statement of this.statements.values()) statement.free();
+        this.statements.clear();
         const tmp = `${this.file}.tmp`;
         const fd = fs.openSync(tmp, "w", 0o600);
         try {

@@ -393,6 +393,63 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.equal((await settle()).operationState, "ROLLED_BACK");
     });
 
+    it("op cancel (client) stops the running Pulumi command: FAILED_TEMP, then rolled back", async () => {
+        knob("delay-ms", "5000");
+        try {
+            const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
+            const opId = accepted.location!.split("/").pop()!;
+            for (let i = 0; i < 50 && (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body.operationState !== "PROCESSING"; i++) await new Promise((r) => setTimeout(r, 100));
+            const started = Date.now();
+            // tackerclient 1.12's `op cancel` prints that the request was accepted, then fails inside cliff
+            // (a ShowOne command returning nothing: "cannot unpack non-iterable NoneType object").
+            const printed = await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", "op", "cancel", "--cancel-mode", "GRACEFUL", opId]).then(
+                (r) => r.stdout,
+                (e: { stdout: string; stderr: string }) => (assert.match(e.stderr, /cannot unpack non-iterable NoneType/), e.stdout),
+            );
+            assert.match(printed, new RegExp(`Cancel request for LCM operation ${opId} has been accepted`));
+            const op = await settle();
+            assert.ok(Date.now() - started < 4000, "cancelled, not waited out");
+            assert.equal(op.operationState, "FAILED_TEMP");
+            assert.equal(op.isCancelPending, true);
+            assert.match(op.error.detail, /cancelled/);
+        } finally {
+            knob("delay-ms", undefined);
+        }
+        const op = await settle();
+        await openstack("op", "rollback", op.id);
+        assert.equal((await settle()).operationState, "ROLLED_BACK");
+    });
+
+    it("progress streams as server-sent events while an operation runs, and the occurrence records it", async () => {
+        knob("delay-ms", "800");
+        try {
+            const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/heal`, {});
+            const stream = await fetch(`${accepted.location}/progress`);
+            assert.match(String(stream.headers.get("content-type")), /text\/event-stream/);
+            const text = await stream.text();
+            assert.match(text, /event: state\ndata: \{"operationState":"(STARTING|PROCESSING)"\}/);
+            assert.match(text, /event: progress\ndata: \{"engineEvents":\d+/);
+            assert.match(text, /event: state\ndata: \{"operationState":"COMPLETED"\}/);
+            const op = await settle();
+            assert.ok(op.progress.resourcesDone > 0, JSON.stringify(op.progress));
+            assert.equal(op.resourceChanges.affectedVnfcs.length, 3, "an entire heal replaces every VM");
+        } finally {
+            knob("delay-ms", undefined);
+        }
+    });
+
+    it("a dead callback never blocks an operation", async () => {
+        const dead = await Callback.start();
+        const sub = await api("POST", "/vnflcm/v1/subscriptions", { callbackUri: dead.url });
+        assert.equal(sub.status, 201);
+        await dead.stop();
+        const started = Date.now();
+        await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_IN", aspectId: "worker_instance" });
+        assert.equal((await settle()).operationState, "COMPLETED");
+        assert.ok(Date.now() - started < 5000, "not held up by notification retries");
+        await api("DELETE", `/vnflcm/v1/subscriptions/${sub.body.id}`);
+    });
+
     it("terminate (client): destroy, NOT_INSTANTIATED; then delete works", async () => {
         assert.match(await openstack("terminate", "--termination-type", "FORCEFUL", id), /has been accepted/);
         assert.equal((await settle()).operationState, "COMPLETED");
