@@ -27,10 +27,11 @@ const USAGE = `usage:
       Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
   k8s-vnf config-reference [--project DIR]
       Print the configuration reference (Tacker parameter → config key).
-  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR]
+  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
-      K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication.
+      K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication. At most N operations (default 4) run
+      at once, across instances.
       Operations run the Pulumi CLI on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) with the service's PULUMI_*
       variables; instances without a registered VIM use the service's OS_* variables.`;
 
@@ -51,7 +52,7 @@ interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel"]);
 
 function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };
@@ -219,6 +220,8 @@ async function serve(args: Args, io: Io): Promise<number> {
     const port = Number(args.options.get("--port") ?? 9890);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: a port number from 0 to 65535");
     const listen = args.options.get("--listen") ?? "127.0.0.1";
+    const maxParallel = Number(args.options.get("--max-parallel") ?? 4);
+    if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new UsageError("--max-parallel: a whole number ≥ 1");
     const dataDir = path.resolve(io.cwd, args.options.get("--data-dir") ?? "lcm-data");
     const token = io.env.K8S_VNF_LCM_TOKEN;
     const basic = io.env.K8S_VNF_LCM_BASIC_AUTH;
@@ -229,7 +232,7 @@ async function serve(args: Args, io: Io): Promise<number> {
         : basic
           ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
           : { type: "none" };
-    const service = await createService({ dataDir, auth, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
+    const service = await createService({ dataDir, auth, maxParallel, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
     const address = await service.app.listen({ port, host: listen });
     io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
     await new Promise<void>((resolve) => {

@@ -19,8 +19,8 @@ class ServiceProcess {
         readonly url: string,
     ) {}
 
-    static async start(dataDir: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-        const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    static async start(dataDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<ServiceProcess> {
+        const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir, ...extraArgs], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         child.stderr!.on("data", (d) => (stderr += d));
         const url = await new Promise<string>((resolve, reject) => {
@@ -53,6 +53,9 @@ class ServiceProcess {
 /** A subscriber's callback endpoint on loopback: 204 to the test GET, records every notification. */
 class Callback {
     readonly received: Record<string, any>[] = [];
+    /** POSTs to refuse with a 500 before accepting (a flaky subscriber). */
+    failFirst = 0;
+    attempts = 0;
     private constructor(
         private readonly server: http.Server,
         readonly url: string,
@@ -63,7 +66,15 @@ class Callback {
             let body = "";
             req.on("data", (d) => (body += d));
             req.on("end", () => {
-                if (req.method === "POST") self!.received.push(JSON.parse(body));
+                if (req.method === "POST") {
+                    self!.attempts++;
+                    if (self!.failFirst > 0) {
+                        self!.failFirst--;
+                        res.writeHead(500).end();
+                        return;
+                    }
+                    self!.received.push(JSON.parse(body));
+                }
                 res.writeHead(204).end();
             });
         });
@@ -479,5 +490,81 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         } finally {
             await other.stop();
         }
+    });
+});
+
+describe("LCM service: parallel limit, graceful termination, notification retries", function () {
+    this.timeout(120_000);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-limits-"));
+    const pulumiState = path.join(dataDir, "pulumi-standin");
+    let service: ServiceProcess;
+    let callback: Callback;
+    const api = async (method: string, route: string, body?: unknown) => {
+        const r = await fetch(`${service.url}${route}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+        const text = await r.text();
+        return { status: r.status, location: r.headers.get("location"), body: text ? JSON.parse(text) : undefined };
+    };
+    const state = async (opUrl: string) => ((await (await fetch(opUrl)).json()) as any).operationState;
+    const until = async (opUrl: string, states: string[]) => {
+        for (let i = 0; i < 200; i++) {
+            const s = await state(opUrl);
+            if (states.includes(s)) return s;
+            await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.fail(`${opUrl} never reached ${states.join("/")}`);
+    };
+    const instantiateBody = () => {
+        const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple") as any;
+        delete body.vimConnectionInfo;
+        return body;
+    };
+    const newInstance = async () => (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d" })).body.id as string;
+
+    before(async () => {
+        fs.mkdirSync(pulumiState);
+        service = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STANDIN_CLI, PULUMI_STANDIN_STATE: pulumiState, PULUMI_CONFIG_PASSPHRASE: "x" }, ["--max-parallel", "1"]);
+        callback = await Callback.start();
+    });
+    after(async () => {
+        await service?.stop();
+        await callback?.stop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("with --max-parallel 1, a second instance's operation waits in STARTING until the first is done", async () => {
+        fs.writeFileSync(path.join(pulumiState, "delay-ms"), "1500");
+        try {
+            const [a, b] = [await newInstance(), await newInstance()];
+            const first = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBody())).location!;
+            await until(first, ["PROCESSING"]);
+            const second = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBody())).location!;
+            await new Promise((r) => setTimeout(r, 500));
+            assert.equal(await state(second), "STARTING");
+            assert.equal(await until(first, ["COMPLETED"]), "COMPLETED");
+            assert.equal(await until(second, ["COMPLETED"]), "COMPLETED");
+        } finally {
+            fs.rmSync(path.join(pulumiState, "delay-ms"), { force: true });
+        }
+    });
+
+    it("a GRACEFUL terminate waits its timeout before destroying; FORCEFUL does not", async () => {
+        const ids = [await newInstance(), await newInstance()];
+        for (const id of ids) await until((await api("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, instantiateBody())).location!, ["COMPLETED"]);
+        const time = async (id: string, body: object) => {
+            const started = Date.now();
+            await until((await api("POST", `/vnflcm/v1/vnf_instances/${id}/terminate`, body)).location!, ["COMPLETED"]);
+            return Date.now() - started;
+        };
+        assert.ok((await time(ids[0], { terminationType: "GRACEFUL", gracefulTerminationTimeout: 2 })) >= 2000);
+        assert.ok((await time(ids[1], { terminationType: "FORCEFUL", gracefulTerminationTimeout: 2 })) < 2000);
+    });
+
+    it("a notification a subscriber refuses is delivered again, once", async () => {
+        await api("POST", "/vnflcm/v1/subscriptions", { callbackUri: callback.url, filter: { notificationTypes: ["VnfIdentifierCreationNotification"] } });
+        callback.failFirst = 1;
+        const id = await newInstance();
+        for (let i = 0; i < 60 && callback.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        assert.equal(callback.attempts, 2);
+        assert.deepEqual(callback.received.map((n) => n.vnfInstanceId), [id]);
     });
 });
