@@ -547,6 +547,30 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
         }
     });
 
+    it("a crash with one operation processing and one waiting: after the restart FAILED_TEMP and ROLLED_BACK; deleting an instantiated instance is a 409", async () => {
+        fs.writeFileSync(path.join(pulumiState, "delay-ms"), "3000");
+        const env = { K8S_VNF_PULUMI_ROOT: STANDIN_CLI, PULUMI_STANDIN_STATE: pulumiState, PULUMI_CONFIG_PASSPHRASE: "x" };
+        let processing: string;
+        let waiting: string;
+        try {
+            const [a, b] = [await newInstance(), await newInstance()];
+            processing = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBody())).location!.split("/").pop()!;
+            await until(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`, ["PROCESSING"]);
+            waiting = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBody())).location!.split("/").pop()!;
+            await service.crash();
+        } finally {
+            fs.rmSync(path.join(pulumiState, "delay-ms"), { force: true });
+        }
+        service = await ServiceProcess.start(dataDir, env, ["--max-parallel", "1"]);
+        assert.equal(await state(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`), "FAILED_TEMP");
+        assert.equal(await state(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${waiting}`), "ROLLED_BACK");
+
+        const instantiated = (await api("GET", "/vnflcm/v1/vnf_instances")).body.find((v: any) => v.instantiationState === "INSTANTIATED");
+        const refused = await api("DELETE", `/vnflcm/v1/vnf_instances/${instantiated.id}`);
+        assert.equal(refused.status, 409);
+        assert.match(refused.body.detail, /is INSTANTIATED: terminate it before deleting it/);
+    });
+
     it("a GRACEFUL terminate waits its timeout before destroying; FORCEFUL does not", async () => {
         const ids = [await newInstance(), await newInstance()];
         for (const id of ids) await until((await api("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, instantiateBody())).location!, ["COMPLETED"]);
