@@ -58,6 +58,11 @@ export interface StepDefinition<I extends StepInputs, C extends StepInputs = Ste
     deleteBeforeReplace: boolean;
     /** When the host cannot be reached at delete: `true` treats the thing as gone with its host. */
     deleteSucceedsWhenUnreachable: boolean;
+    /**
+     * `false` for steps that work only through `hosts` (e.g. kubectl on whichever control-plane node
+     * answers): no session to `connection` is opened, which then only identifies the resource.
+     */
+    ownHost?: boolean;
     /** Connection retry and command deadline overrides. */
     policy?: Partial<SshPolicy>;
     /** The resource id (stable for the same target). */
@@ -109,6 +114,16 @@ export function checkConnection(connection: unknown): Failure[] {
     if (c.port !== undefined && !isUnknown(c.port) && !(Number.isInteger(c.port) && c.port >= 1 && c.port <= 65535)) failures.push({ property: "connection.port", reason: "must be a port from 1 to 65535" });
     if (c.privateKey === undefined && c.password === undefined) failures.push({ property: "connection", reason: "needs a privateKey or a password" });
     return failures;
+}
+
+/** The session a step without its own host gets: any use is a bug in the step. */
+function noSession(kind: string): SshSession {
+    return new Proxy({} as SshSession, {
+        get(_target, property) {
+            if (property === "hostKeyFingerprint" || property === "then") return undefined;
+            throw new Error(`${kind} works through other hosts only; it has no session of its own (used ${String(property)})`);
+        },
+    });
 }
 
 /** A dynamic provider built from a step definition; create one per step kind, at module scope. */
@@ -176,6 +191,7 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
     }
 
     private session<T>(step: StepEnvelope, recordedFingerprint: string | undefined, fn: (s: SshSession) => Promise<T>): Promise<T> {
+        if (this.def.ownHost === false) return fn(noSession(this.def.kind));
         const target = { ...step.connection, hostKeyFingerprint: step.connection.hostKeyFingerprint ?? recordedFingerprint };
         return withSession(target, this.def.policy ?? {}, { step: this.stepName(step) }, fn);
     }

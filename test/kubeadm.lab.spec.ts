@@ -200,6 +200,22 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through
         assert.equal(state.labels(healed)["CIS-node"], "compute-b2", "the new VM's compute host");
     });
 
+    it("labels follow the cluster while the first master is down: kubectl runs on the next master that answers", async () => {
+        await suite.lab.killSshd("lab-master-0");
+        try {
+            openstack.hosts.set(cluster.vmId("lab-worker-2"), "compute-c2");
+            await cluster.read("lab-worker-2-labels");
+            assert.equal(await cluster.apply("lab-worker-2-labels"), "updated");
+            assert.equal(state.labels("lab-worker-2")["CIS-node"], "compute-c2");
+            assert.ok(state.calls().some((c) => c.startsWith("lab-master-1 kubectl") && c.includes("label node lab-worker-2")));
+        } finally {
+            await suite.lab.startSshd("lab-master-0");
+        }
+        // Its HAProxy and keepalived went with its sshd (the lab host's processes): refresh and update restore them.
+        await cluster.read("lab-master-0-api-lb");
+        assert.equal(await cluster.apply("lab-master-0-api-lb"), "updated");
+    });
+
     it("refresh sees drift: a stopped HAProxy, a missing backend, a NotReady or missing node, a worker that moved; the next update repairs what it can", async () => {
         await suite.lab.inside("lab-master-2", "pkill -x haproxy; sleep 0.5");
         await cluster.read("lab-master-2-api-lb");

@@ -71,6 +71,8 @@ export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> =
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: true,
+    // kubectl runs on whichever master answers first: no master in particular needs to be up.
+    ownHost: false,
     validate(i): Failure[] {
         const failures: Failure[] = [];
         const labels = i.labels ?? {};
@@ -107,7 +109,7 @@ export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> =
 export const nodeLabelsProvider = new StepProvider(nodeLabelsStep);
 
 export interface NodeLabelsArgs {
-    /** How to log into the first master (the step runs kubectl on a control-plane node). */
+    /** The first master's login: identifies the step (kubectl runs on whichever of `controlPlanes` answers). */
     connection: pulumi.Input<SshTarget>;
     /** The worker's VM id (through its membership): Nova is asked about this server. */
     vmId: pulumi.Input<string>;
