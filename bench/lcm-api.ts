@@ -9,8 +9,8 @@ import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { spawn } from "node:child_process";
 import { Store } from "../service/store";
+import { ServiceProcess } from "../test/support/serviceProcess";
 
 const INSTANCES = 1_000;
 const OP_OCCS = 10_000;
@@ -43,7 +43,7 @@ async function load(urls: string[]): Promise<number[]> {
 async function main(): Promise<void> {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
     const store = await Store.open(dataDir);
-    let server: ReturnType<typeof spawn> | undefined;
+    let server: ServiceProcess | undefined;
     try {
         const now = Date.now();
         const instances = Array.from({ length: INSTANCES }, (_, i) => {
@@ -71,18 +71,9 @@ async function main(): Promise<void> {
         store.put([...instances, ...opOccs]);
         store.close();
         const size = fs.statSync(store.file).size;
-        server = spawn(path.join(__dirname, "../bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir], {
-            env: { PATH: process.env.PATH, K8S_VNF_PULUMI_ROOT: path.join(dataDir, "no-pulumi-here") },
-            stdio: ["ignore", "pipe", "inherit"],
-        });
-        const address = await new Promise<string>((resolve, reject) => {
-            server!.stdout!.on("data", (d) => {
-                const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(String(d));
-                if (m) resolve(m[1]);
-            });
-            server!.once("exit", (code) => reject(new Error(`serve exited ${code}`)));
-        });
-        const prefix = `${address}/vnflcm/v1`;
+        // Only PATH from this environment: no OS_* or PULUMI_* of the machine's reaches the service.
+        server = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: path.join(dataDir, "no-pulumi-here") }, [], { PATH: process.env.PATH });
+        const prefix = `${server.url}/vnflcm/v1`;
 
         await load(instances.map((r) => `${prefix}/vnf_instances/${r.id}`)); // warm-up: JIT, connections
         const instanceGets = await load(instances.map((r) => `${prefix}/vnf_instances/${r.id}`));
@@ -104,11 +95,7 @@ async function main(): Promise<void> {
         console.log(row(`GET vnf_lcm_op_occs/{id}, ${CLIENTS} concurrent clients`, opGets));
         console.log(row(`POST scale → 202 (accepted, journalled with fsync)`, accept));
     } finally {
-        if (server && server.exitCode === null) {
-            const exited = new Promise((r) => server!.once("exit", r));
-            server.kill("SIGTERM");
-            await exited;
-        }
+        await server?.stop();
         fs.rmSync(dataDir, { recursive: true, force: true });
     }
 }

@@ -9,7 +9,7 @@ import { NodeLabels } from "../providers/kubernetes/nodeLabels";
 import { KubernetesNode } from "../providers/kubernetes/nodePrep";
 import { WorkerMember } from "../providers/kubernetes/workerMember";
 import { SshTarget } from "../providers/transport/ssh";
-import { controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
+import { clusterSettings, controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
 import { Server } from "./server";
 
 export interface KubeadmClusterArgs {
@@ -117,14 +117,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             connection: connectionOf(spec, spec.masters, first),
             nodeName: first.vmName,
             address: first.address,
-            apiServerPort: spec.controlPlane.apiServerPort,
             endpoint,
-            podCidr: spec.kubernetes.podCidr,
-            serviceCidr: spec.kubernetes.serviceCidr,
-            kubernetesVersion: spec.kubernetes.version,
-            cniManifest: spec.kubernetes.cniManifest,
             proxy,
-            clusterGeneration: spec.heal.generation,
+            ...clusterSettings(spec),
         },
         // Not an input from the first VM: healing that VM must not re-create the cluster.
         { ...child, dependsOn: [masterNodes[0], ...loadBalancers.slice(0, 1)] },

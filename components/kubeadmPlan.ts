@@ -41,6 +41,18 @@ export function controlPlaneEndpoint(spec: ClusterSpec, masters: PlannedNode[], 
     return spec.ha ? `${vip}:${spec.controlPlane.haproxyPort}` : `${masters[0].address}:${spec.controlPlane.apiServerPort}`;
 }
 
+/** What `kubeadm init` is given from the cluster's configuration alone. */
+export function clusterSettings(spec: ClusterSpec) {
+    return {
+        apiServerPort: spec.controlPlane.apiServerPort,
+        podCidr: spec.kubernetes.podCidr,
+        serviceCidr: spec.kubernetes.serviceCidr,
+        kubernetesVersion: spec.kubernetes.version,
+        cniManifest: spec.kubernetes.cniManifest,
+        clusterGeneration: spec.heal.generation,
+    };
+}
+
 /** VRRP router id from the VIP's last byte, so clusters sharing a network keep to their own (1–255). */
 export function vrrpRouterId(vip: string): number {
     const last = vip.includes(":") ? parseInt(vip.split(":").pop() || "0", 16) % 256 : Number(vip.split(".").pop());

@@ -6,9 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "./step";
-import { stepOptions, stepProps } from "./stepResource";
-import { SshSession, SshTarget } from "./transport/ssh";
-import { sh } from "./transport/shell";
+import { StepResource } from "./stepResource";
+import { SshTarget } from "./transport/ssh";
 
 /** Read when the program loads; travels with the serialized provider as a string. */
 const SCRIPT = fs.readFileSync(path.join(__dirname, "managedLine.sh"), "utf8");
@@ -19,11 +18,6 @@ interface ManagedLineInputs {
     line: string;
     mode: string;
     sudo: boolean;
-}
-
-// Not `run`: mocha defines a global of that name, and the SDK's serializer leaves globals out of closures.
-function runScript(s: SshSession, sudo: boolean, args: string[]) {
-    return s.exec(sh`bash -s -- ${args}`, { sudo, stdin: SCRIPT });
 }
 
 export const managedLineStep: StepDefinition<ManagedLineInputs> = {
@@ -41,18 +35,18 @@ export const managedLineStep: StepDefinition<ManagedLineInputs> = {
     },
     id: (i) => `${i.connection.host}:${i.path}`,
     async create(s, i) {
-        await runScript(s, i.sudo, ["ensure", i.path, i.line, "", i.mode]);
+        await s.runScript(SCRIPT, ["ensure", i.path, i.line, "", i.mode], { sudo: i.sudo });
         return {};
     },
     async update(s, olds, news) {
-        await runScript(s, news.sudo, ["ensure", news.path, news.line, olds.line, news.mode]);
+        await s.runScript(SCRIPT, ["ensure", news.path, news.line, olds.line, news.mode], { sudo: news.sudo });
         return {};
     },
     async delete(s, outs) {
-        await runScript(s, outs.sudo, ["remove", outs.path, outs.line]);
+        await s.runScript(SCRIPT, ["remove", outs.path, outs.line], { sudo: outs.sudo });
     },
     async read(s, outs) {
-        const count = Number((await runScript(s, outs.sudo, ["count", outs.path, outs.line])).stdout.trim());
+        const count = Number((await s.runScript(SCRIPT, ["count", outs.path, outs.line], { sudo: outs.sudo })).stdout.trim());
         return count === 0 ? undefined : { line: outs.line };
     },
 };
@@ -73,13 +67,11 @@ export interface ManagedLineArgs {
     sudo?: pulumi.Input<boolean>;
 }
 
-export class ManagedLine extends pulumi.dynamic.Resource {
+export class ManagedLine extends StepResource {
     declare readonly path: pulumi.Output<string>;
     declare readonly line: pulumi.Output<string>;
-    declare readonly hostKeyFingerprint: pulumi.Output<string>;
 
     constructor(name: string, args: ManagedLineArgs, opts?: pulumi.CustomResourceOptions) {
-        const inputs = { path: args.path, line: args.line, mode: args.mode ?? "0644", sudo: args.sudo ?? true };
-        super(managedLineProvider, name, stepProps(managedLineStep, args.connection, inputs), stepOptions(managedLineStep, opts), "k8s-vnf", managedLineStep.kind);
+        super(managedLineProvider, managedLineStep, name, { ...args, mode: args.mode ?? "0644", sudo: args.sudo ?? true }, opts);
     }
 }

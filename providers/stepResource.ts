@@ -1,20 +1,47 @@
 /**
- * Program-side helpers for step resources: what every step resource passes to `dynamic.Resource` besides
- * its own inputs. (Kept apart from step.ts, whose code is serialized into the state.)
+ * Program-side half of a step: the resource class every step's resource extends. It adds what every step
+ * resource passes to `dynamic.Resource` besides its own inputs. (Kept apart from step.ts, whose code is
+ * serialized into the state.)
  */
 import * as pulumi from "@pulumi/pulumi";
 import { StepDefinition, StepInputs } from "./step";
 import { SshTarget } from "./transport/ssh";
 
-/** The connection (secret: it holds credentials) and the step's code version, added to its inputs. */
-export function stepProps<I extends StepInputs>(def: StepDefinition<I, any>, connection: pulumi.Input<SshTarget>, inputs: pulumi.Inputs): pulumi.Inputs {
-    return { ...inputs, connection: pulumi.secret(connection), providerVersion: def.version, hostKeyFingerprint: undefined };
+/** Which of a step's properties hold credentials. */
+export interface StepSecrets {
+    /** Inputs passed as secrets and kept secret in the outputs (e.g. other hosts' logins). */
+    inputs?: string[];
+    /** Computed outputs that are secret (e.g. a kubeconfig). */
+    outputs?: string[];
 }
 
-/** Resource options every step needs: delete-first where two copies cannot coexist, secret outputs. */
-export function stepOptions(def: StepDefinition<any, any>, opts: pulumi.CustomResourceOptions | undefined, secretOutputs: string[] = []): pulumi.CustomResourceOptions {
-    return pulumi.mergeOptions(opts, {
-        deleteBeforeReplace: def.deleteBeforeReplace || undefined,
-        additionalSecretOutputs: ["connection", ...secretOutputs],
-    });
+/**
+ * A step's resource: its inputs plus the connection (secret: it holds credentials) and the step's code
+ * version; options every step needs: delete-first where two copies cannot coexist, secret outputs.
+ */
+export abstract class StepResource extends pulumi.dynamic.Resource {
+    declare readonly hostKeyFingerprint: pulumi.Output<string>;
+
+    protected constructor(
+        provider: pulumi.dynamic.ResourceProvider,
+        def: StepDefinition<StepInputs, StepInputs>,
+        name: string,
+        args: { connection: pulumi.Input<SshTarget> } & pulumi.Inputs,
+        opts?: pulumi.CustomResourceOptions,
+        secrets: StepSecrets = {},
+    ) {
+        const { connection, ...inputs } = args;
+        for (const key of secrets.inputs ?? []) if (inputs[key] !== undefined) inputs[key] = pulumi.secret(inputs[key]);
+        super(
+            provider,
+            name,
+            { ...inputs, connection: pulumi.secret(connection), providerVersion: def.version, hostKeyFingerprint: undefined },
+            pulumi.mergeOptions(opts, {
+                deleteBeforeReplace: def.deleteBeforeReplace || undefined,
+                additionalSecretOutputs: ["connection", ...(secrets.inputs ?? []), ...(secrets.outputs ?? [])],
+            }),
+            "k8s-vnf",
+            def.kind,
+        );
+    }
 }

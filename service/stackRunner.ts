@@ -63,7 +63,7 @@ export class AutomationStackRunner implements StackRunner {
     }
 
     private pulumi(): Promise<PulumiCommand> {
-        this.command ??= PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true }).catch((e: Error) => {
+        this.command ??= PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true }).catch(() => {
             this.command = undefined;
             throw new PulumiCliMissingError(this.options.pulumiRoot ? `${this.options.pulumiRoot}/bin/pulumi` : "pulumi on PATH");
         });

@@ -13,11 +13,6 @@ const COMPACT_EVERY = 1_000;
 
 type Change = { op: "put"; table: Table; id: string; created: number; body: Record<string, unknown> } | { op: "remove"; table: Table; id: string };
 
-export interface Row {
-    id: string;
-    body: Record<string, unknown>;
-}
-
 /** Tables: one JSON document per row, with the columns queries select on. */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS vnf_instances (id TEXT PRIMARY KEY, created INTEGER NOT NULL, body TEXT NOT NULL);

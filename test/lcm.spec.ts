@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
@@ -9,46 +9,9 @@ import { promisify } from "node:util";
 import { parseRequestText } from "../config/requestText";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
+import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
 
 const exec = promisify(execFile);
-
-/** The service as a user runs it: `bin/k8s-vnf serve`, its own process, stopped by its PID. */
-class ServiceProcess {
-    private constructor(
-        private readonly child: ChildProcess,
-        readonly url: string,
-    ) {}
-
-    static async start(dataDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<ServiceProcess> {
-        const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir, ...extraArgs], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-        let stderr = "";
-        child.stderr!.on("data", (d) => (stderr += d));
-        const url = await new Promise<string>((resolve, reject) => {
-            child.stdout!.on("data", (d) => {
-                const m = /on (http:\/\/127\.0\.0\.1:\d+)\/vnflcm\/v1/.exec(String(d));
-                if (m) resolve(m[1]);
-            });
-            child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-        });
-        return new ServiceProcess(child, url);
-    }
-
-    async stop(): Promise<void> {
-        await this.signal("SIGTERM");
-    }
-
-    /** A crash: the process dies at once, with no chance to record anything. */
-    async crash(): Promise<void> {
-        await this.signal("SIGKILL");
-    }
-
-    private async signal(signal: NodeJS.Signals): Promise<void> {
-        if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-        const exited = new Promise((r) => this.child.once("exit", r));
-        this.child.kill(signal);
-        await exited;
-    }
-}
 
 /** A subscriber's callback endpoint on loopback: 204 to the test GET, records every notification. */
 class Callback {
@@ -88,6 +51,13 @@ class Callback {
 }
 
 const clientAvailable = () => spawnSync("openstack", ["--version"]).status === 0;
+
+/** The seed's simple InstantiateVnfRequest without its VIM (the service's own OS_* are used). */
+function instantiateBodyWithoutVim(): any {
+    const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple") as any;
+    delete body.vimConnectionInfo;
+    return body;
+}
 
 describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client", function () {
     this.timeout(120_000);
@@ -243,11 +213,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             (e: { stderr: string }) => e.stderr,
         );
     const json = async (...args: string[]) => JSON.parse(await openstack(...args, "-f", "json"));
-    const api = async (method: string, route: string, body?: unknown) => {
-        const r = await fetch(`${service.url}${route}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
-        const text = await r.text();
-        return { status: r.status, location: r.headers.get("location"), body: text ? JSON.parse(text) : undefined };
-    };
+    const api = (method: string, route: string, body?: unknown) => service.call(method, route, body);
     /** Waits until the instance's newest operation leaves STARTING/PROCESSING; returns it. */
     const settle = async () => {
         for (let i = 0; i < 300; i++) {
@@ -472,20 +438,11 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     it("without the Pulumi CLI an operation fails saying so", async () => {
         const other = await ServiceProcess.start(fs.mkdtempSync(path.join(dataDir, "no-cli-")), { K8S_VNF_PULUMI_ROOT: path.join(dataDir, "nowhere") });
         try {
-            const created = await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d" }).then(async () => (await fetch(`${other.url}/vnflcm/v1/vnf_instances`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ vnfdId: "d" }) })).json());
-            const instance = created as any;
-            const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple");
-            delete (body as any).vimConnectionInfo;
-            const r = await fetch(`${other.url}/vnflcm/v1/vnf_instances/${instance.id}/instantiate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-            assert.equal(r.status, 202);
-            const opUrl = r.headers.get("location")!;
-            let op: any;
-            for (let i = 0; i < 100; i++) {
-                op = await (await fetch(opUrl)).json();
-                if (op.operationState === "FAILED_TEMP") break;
-                await new Promise((res) => setTimeout(res, 100));
-            }
-            assert.equal(op.operationState, "FAILED_TEMP");
+            const instance = (await other.call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d" })).body;
+            const accepted = await other.call("POST", `/vnflcm/v1/vnf_instances/${instance.id}/instantiate`, instantiateBodyWithoutVim());
+            assert.equal(accepted.status, 202);
+            assert.equal(await waitForOp(accepted.location!, ["FAILED_TEMP"]), "FAILED_TEMP");
+            const op = (await (await fetch(accepted.location!)).json()) as { error: { detail: string } };
             assert.match(op.error.detail, /the Pulumi CLI is not installed where the service looks for it/);
         } finally {
             await other.stop();
@@ -499,25 +456,7 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
     const pulumiState = path.join(dataDir, "pulumi-standin");
     let service: ServiceProcess;
     let callback: Callback;
-    const api = async (method: string, route: string, body?: unknown) => {
-        const r = await fetch(`${service.url}${route}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
-        const text = await r.text();
-        return { status: r.status, location: r.headers.get("location"), body: text ? JSON.parse(text) : undefined };
-    };
-    const state = async (opUrl: string) => ((await (await fetch(opUrl)).json()) as any).operationState;
-    const until = async (opUrl: string, states: string[]) => {
-        for (let i = 0; i < 200; i++) {
-            const s = await state(opUrl);
-            if (states.includes(s)) return s;
-            await new Promise((r) => setTimeout(r, 50));
-        }
-        assert.fail(`${opUrl} never reached ${states.join("/")}`);
-    };
-    const instantiateBody = () => {
-        const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple") as any;
-        delete body.vimConnectionInfo;
-        return body;
-    };
+    const api = (method: string, route: string, body?: unknown) => service.call(method, route, body);
     const newInstance = async () => (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d" })).body.id as string;
 
     before(async () => {
@@ -535,13 +474,13 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
         fs.writeFileSync(path.join(pulumiState, "delay-ms"), "1500");
         try {
             const [a, b] = [await newInstance(), await newInstance()];
-            const first = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBody())).location!;
-            await until(first, ["PROCESSING"]);
-            const second = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBody())).location!;
+            const first = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBodyWithoutVim())).location!;
+            await waitForOp(first, ["PROCESSING"]);
+            const second = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBodyWithoutVim())).location!;
             await new Promise((r) => setTimeout(r, 500));
-            assert.equal(await state(second), "STARTING");
-            assert.equal(await until(first, ["COMPLETED"]), "COMPLETED");
-            assert.equal(await until(second, ["COMPLETED"]), "COMPLETED");
+            assert.equal(await opState(second), "STARTING");
+            assert.equal(await waitForOp(first, ["COMPLETED"]), "COMPLETED");
+            assert.equal(await waitForOp(second, ["COMPLETED"]), "COMPLETED");
         } finally {
             fs.rmSync(path.join(pulumiState, "delay-ms"), { force: true });
         }
@@ -554,16 +493,16 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
         let waiting: string;
         try {
             const [a, b] = [await newInstance(), await newInstance()];
-            processing = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBody())).location!.split("/").pop()!;
-            await until(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`, ["PROCESSING"]);
-            waiting = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBody())).location!.split("/").pop()!;
+            processing = (await api("POST", `/vnflcm/v1/vnf_instances/${a}/instantiate`, instantiateBodyWithoutVim())).location!.split("/").pop()!;
+            await waitForOp(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`, ["PROCESSING"]);
+            waiting = (await api("POST", `/vnflcm/v1/vnf_instances/${b}/instantiate`, instantiateBodyWithoutVim())).location!.split("/").pop()!;
             await service.crash();
         } finally {
             fs.rmSync(path.join(pulumiState, "delay-ms"), { force: true });
         }
         service = await ServiceProcess.start(dataDir, env, ["--max-parallel", "1"]);
-        assert.equal(await state(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`), "FAILED_TEMP");
-        assert.equal(await state(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${waiting}`), "ROLLED_BACK");
+        assert.equal(await opState(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${processing}`), "FAILED_TEMP");
+        assert.equal(await opState(`${service.url}/vnflcm/v1/vnf_lcm_op_occs/${waiting}`), "ROLLED_BACK");
 
         const instantiated = (await api("GET", "/vnflcm/v1/vnf_instances")).body.find((v: any) => v.instantiationState === "INSTANTIATED");
         const refused = await api("DELETE", `/vnflcm/v1/vnf_instances/${instantiated.id}`);
@@ -573,10 +512,10 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
 
     it("a GRACEFUL terminate waits its timeout before destroying; FORCEFUL does not", async () => {
         const ids = [await newInstance(), await newInstance()];
-        for (const id of ids) await until((await api("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, instantiateBody())).location!, ["COMPLETED"]);
+        for (const id of ids) await waitForOp((await api("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, instantiateBodyWithoutVim())).location!, ["COMPLETED"]);
         const time = async (id: string, body: object) => {
             const started = Date.now();
-            await until((await api("POST", `/vnflcm/v1/vnf_instances/${id}/terminate`, body)).location!, ["COMPLETED"]);
+            await waitForOp((await api("POST", `/vnflcm/v1/vnf_instances/${id}/terminate`, body)).location!, ["COMPLETED"]);
             return Date.now() - started;
         };
         assert.ok((await time(ids[0], { terminationType: "GRACEFUL", gracefulTerminationTimeout: 2 })) >= 2000);

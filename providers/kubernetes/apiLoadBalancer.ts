@@ -4,10 +4,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
+import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
-import { sh } from "../transport/shell";
-import { loadNodeScript } from "./scripts";
+import { loadNodeScript, parseReport } from "./scripts";
 
 const SCRIPT = loadNodeScript("apiLoadBalancer.sh");
 
@@ -39,12 +38,8 @@ interface ApiLoadBalancerState {
 const IP_RE = /^[0-9a-fA-F.:]+$/;
 const isPort = (p: unknown) => Number.isInteger(p) && (p as number) >= 1 && (p as number) <= 65535;
 
-function runScript(s: SshSession, args: (string | number)[]) {
-    return s.exec(sh`bash -s -- ${args.map(String)}`, { sudo: true, stdin: SCRIPT });
-}
-
 async function apply(s: SshSession, i: ApiLoadBalancerInputs): Promise<ApiLoadBalancerState> {
-    await runScript(s, ["apply", i.address, i.vip, i.routerId, i.priority, i.frontendPort, i.apiServerPort, ...i.backends.flatMap((b) => [b.name, b.address])]);
+    await s.runScript(SCRIPT, ["apply", i.address, i.vip, i.routerId, i.priority, i.frontendPort, i.apiServerPort, ...i.backends.flatMap((b) => [b.name, b.address])], { sudo: true });
     return { haproxy: "running", keepalived: "running" };
 }
 
@@ -70,19 +65,18 @@ export const apiLoadBalancerStep: StepDefinition<ApiLoadBalancerInputs, ApiLoadB
     update: (s, _olds, news) => apply(s, news),
     async delete(s) {
         // Hand the VIP to a peer now rather than when VRRP adverts stop.
-        await runScript(s, ["stop"]);
+        await s.runScript(SCRIPT, ["stop"], { sudo: true });
     },
     async read(s) {
-        const lines = (await runScript(s, ["report"])).stdout.split("\n");
-        const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1) ?? "";
-        const backends = value("backends")
+        const found = parseReport((await s.runScript(SCRIPT, ["report"], { sudo: true })).stdout);
+        const backends = (found.backends ?? "")
             .split("|")
             .filter(Boolean)
             .map((entry) => {
                 const [name, target] = entry.split(" ");
                 return { name, address: target.slice(0, target.lastIndexOf(":")) };
             });
-        return { backends, haproxy: value("haproxy"), keepalived: value("keepalived") };
+        return { backends, haproxy: found.haproxy ?? "", keepalived: found.keepalived ?? "" };
     },
     drifted: (outs) => outs.haproxy !== "running" || outs.keepalived !== "running",
 };
@@ -110,11 +104,10 @@ export interface ApiLoadBalancerArgs {
     backends: pulumi.Input<pulumi.Input<Backend>[]>;
 }
 
-export class ApiLoadBalancer extends pulumi.dynamic.Resource {
+export class ApiLoadBalancer extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
 
     constructor(name: string, args: ApiLoadBalancerArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, ...inputs } = args;
-        super(apiLoadBalancerProvider, name, stepProps(apiLoadBalancerStep, connection, inputs), stepOptions(apiLoadBalancerStep, opts), "k8s-vnf", apiLoadBalancerStep.kind);
+        super(apiLoadBalancerProvider, apiLoadBalancerStep, name, args, opts);
     }
 }

@@ -7,9 +7,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
+import { StepResource } from "../stepResource";
 import { ConnectError, SshTarget } from "../transport/ssh";
-import { ControlPlaneRef, NodeStatus, hasJoined, joinCredentials, kubeadmJoin, kubeadmReset, kubectl, nodeStatus, onControlPlane, removeEtcdMember, setBackendOnPeers } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers } from "./kubeadm";
 import { loadNodeScript } from "./scripts";
 
 const LOAD_BALANCER_SCRIPT = loadNodeScript("apiLoadBalancer.sh");
@@ -64,9 +64,7 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
                     await removeEtcdMember(cp, via.name, i.nodeName);
                     console.log(`[ControlPlaneMember ${i.nodeName}] removed what a previous VM of this name left in the cluster`);
                 }
-                const c = await joinCredentials(cp, true);
-                if (c.caCertHash !== i.caCertHash) throw new Error(`the control plane's CA hash ${c.caCertHash} is not this cluster's ${i.caCertHash}`);
-                return c;
+                return clusterJoinCredentials(cp, true, i.caCertHash);
             });
             await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint, controlPlane: { address: i.address, apiServerPort: i.apiServerPort } }, credentials);
             console.log(`[ControlPlaneMember ${i.nodeName}] joined the control plane`);
@@ -98,12 +96,7 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
                 if (missed.length) console.log(`[ControlPlaneMember ${outs.nodeName}] not disabled in the HAProxy of ${missed.join("; ")} (its health check takes it out)`);
             }
         }
-        await hosts
-            .first([outs.connection], `master ${outs.nodeName}`, (node) => kubeadmReset(node))
-            .catch((e) => {
-                if (!(e instanceof ConnectError)) throw e;
-                console.log(`[ControlPlaneMember ${outs.nodeName}] host unreachable; not reset`);
-            });
+        await resetIfReachable(hosts, "ControlPlaneMember", outs);
     },
     async read(node, outs, hosts) {
         const status = await onControlPlane(hosts, [{ name: outs.nodeName, connection: outs.connection }, ...outs.peers], (cp) => nodeStatus(cp, outs.nodeName));
@@ -134,19 +127,11 @@ export interface ControlPlaneMemberArgs {
     loadBalanced: pulumi.Input<boolean>;
 }
 
-export class ControlPlaneMember extends pulumi.dynamic.Resource {
+export class ControlPlaneMember extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: ControlPlaneMemberArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, peers, ...inputs } = args;
-        super(
-            controlPlaneMemberProvider,
-            name,
-            stepProps(controlPlaneMemberStep, connection, { ...inputs, peers: pulumi.secret(peers) }),
-            stepOptions(controlPlaneMemberStep, opts, ["peers"]),
-            "k8s-vnf",
-            controlPlaneMemberStep.kind,
-        );
+        super(controlPlaneMemberProvider, controlPlaneMemberStep, name, args, opts, { inputs: ["peers"] });
     }
 }

@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts } from "../step";
-import { SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -92,10 +92,18 @@ export async function joinCredentials(cp: SshSession, controlPlane: boolean, tok
     return credentials;
 }
 
+/** Join credentials for this cluster only: refused when the control plane's CA is not the one expected. */
+export async function clusterJoinCredentials(cp: SshSession, controlPlane: boolean, caCertHash: string): Promise<JoinCredentials> {
+    const c = await joinCredentials(cp, controlPlane);
+    if (c.caCertHash !== caCertHash) throw new Error(`the control plane's CA hash ${c.caCertHash} is not this cluster's ${caCertHash}`);
+    return c;
+}
+
 export interface InitSettings {
     nodeName: string;
     address: string;
     apiServerPort: number;
+    /** host:port every node and client uses: the VIP and HAProxy's port (HA), else the master's API port. */
     endpoint: string;
     podCidr: string;
     serviceCidr: string;
@@ -169,6 +177,14 @@ export async function kubeadmReset(node: SshSession): Promise<void> {
     await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
 }
 
+/** The last part of a member's removal: reset the node if it still answers; a dead VM has nothing to reset. */
+export async function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget }): Promise<void> {
+    await hosts.first([node.connection], `node ${node.nodeName}`, (s) => kubeadmReset(s)).catch((e) => {
+        if (!(e instanceof ConnectError)) throw e;
+        console.log(`[${kind} ${node.nodeName}] host unreachable; not reset`);
+    });
+}
+
 /**
  * Removes the etcd member named exactly `name` (etcdctl run in the etcd pod of the control-plane node
  * `via`). IDs are 64-bit: read as text, never as JavaScript numbers.
@@ -192,7 +208,7 @@ export async function setBackendOnPeers(hosts: Hosts, peers: ControlPlaneRef[], 
     const unreachable: string[] = [];
     await Promise.all(
         peers.map((peer) =>
-            hosts.first([peer.connection], `control-plane node ${peer.name}`, (s) => s.exec(sh`bash -s -- server-state ${name} ${state}`, { sudo: true, stdin: script })).catch((e: Error) => {
+            hosts.first([peer.connection], `control-plane node ${peer.name}`, (s) => s.runScript(script, ["server-state", name, state], { sudo: true })).catch((e: Error) => {
                 unreachable.push(`${peer.name} (${e.message})`);
             }),
         ),

@@ -5,22 +5,14 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
+import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { joinCredentials, kubeadmInit, kubeadmReset, nodeStatus } from "./kubeadm";
+import { InitSettings, joinCredentials, kubeadmInit, kubeadmReset, nodeStatus } from "./kubeadm";
 import { NodeProxy } from "./nodePrep";
 
-interface KubeadmInitInputs {
+interface KubeadmInitInputs extends InitSettings {
     [key: string]: unknown;
-    nodeName: string;
-    address: string;
-    apiServerPort: number;
-    /** host:port every node and client uses: the VIP and HAProxy's port (HA), else the master's API port. */
-    endpoint: string;
-    podCidr: string;
-    serviceCidr: string;
-    kubernetesVersion: string;
     /** URL of the CNI manifest (Calico by default). */
     cniManifest: string;
     proxy: NodeProxy;
@@ -128,14 +120,13 @@ export interface KubeadmInitArgs {
     clusterGeneration: pulumi.Input<number>;
 }
 
-export class KubeadmInit extends pulumi.dynamic.Resource {
+export class KubeadmInit extends StepResource {
     declare readonly endpoint: pulumi.Output<string>;
     declare readonly kubeconfig: pulumi.Output<string>;
     declare readonly joinToken: pulumi.Output<string>;
     declare readonly caCertHash: pulumi.Output<string>;
 
     constructor(name: string, args: KubeadmInitArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, ...inputs } = args;
-        super(kubeadmInitProvider, name, stepProps(kubeadmInitStep, connection, inputs), stepOptions(kubeadmInitStep, opts, ["kubeconfig", "joinToken", "caCertHash"]), "k8s-vnf", kubeadmInitStep.kind);
+        super(kubeadmInitProvider, kubeadmInitStep, name, args, opts, { outputs: ["kubeconfig", "joinToken", "caCertHash"] });
     }
 }

@@ -6,7 +6,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
+import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { ComputeApi, computeHostOf } from "./computeHost";
 import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane } from "./kubeadm";
@@ -125,19 +125,11 @@ export interface NodeLabelsArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
-export class NodeLabels extends pulumi.dynamic.Resource {
+export class NodeLabels extends StepResource {
     declare readonly appliedLabels: pulumi.Output<Labels>;
     declare readonly computeHost: pulumi.Output<string | undefined>;
 
     constructor(name: string, args: NodeLabelsArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, controlPlanes, compute, ...inputs } = args;
-        super(
-            nodeLabelsProvider,
-            name,
-            stepProps(nodeLabelsStep, connection, { ...inputs, compute: compute && pulumi.secret(compute), controlPlanes: pulumi.secret(controlPlanes) }),
-            stepOptions(nodeLabelsStep, opts, ["compute", "controlPlanes"]),
-            "k8s-vnf",
-            nodeLabelsStep.kind,
-        );
+        super(nodeLabelsProvider, nodeLabelsStep, name, args, opts, { inputs: ["compute", "controlPlanes"] });
     }
 }

@@ -4,10 +4,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
+import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
-import { sh } from "../transport/shell";
-import { loadNodeScript } from "./scripts";
+import { loadNodeScript, parseReport } from "./scripts";
 
 const SCRIPT = loadNodeScript("nodePrep.sh");
 
@@ -36,18 +35,9 @@ interface KubernetesNodeInputs {
 
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-function runScript(s: SshSession, args: string[]) {
-    return s.exec(sh`bash -s -- ${args}`, { sudo: true, stdin: SCRIPT });
-}
-
 function apply(s: SshSession, i: KubernetesNodeInputs) {
     const entries = i.hostsEntries.flatMap((e) => [e.address, e.name]);
-    return runScript(s, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, i.proxy.httpProxy, i.proxy.httpsProxy, i.proxy.noProxy, ...entries]);
-}
-
-/** `key=value` lines into an object. */
-function parseReport(text: string): Record<string, string> {
-    return Object.fromEntries(text.split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, i.proxy.httpProxy, i.proxy.httpsProxy, i.proxy.noProxy, ...entries], { sudo: true });
 }
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
@@ -79,7 +69,7 @@ export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
         console.log(`[KubernetesNode ${outs.nodeName}] nothing to undo on the VM`);
     },
     async read(s, outs) {
-        const found = parseReport((await runScript(s, ["report"])).stdout);
+        const found = parseReport((await s.runScript(SCRIPT, ["report"], { sudo: true })).stdout);
         const versions = new Set([found.kubeadm, found.kubelet, found.kubectl]);
         return {
             nodeName: found.hostname,
@@ -114,13 +104,11 @@ export interface KubernetesNodeArgs {
     hostsEntries: pulumi.Input<pulumi.Input<HostsEntry>[]>;
 }
 
-export class KubernetesNode extends pulumi.dynamic.Resource {
+export class KubernetesNode extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
-    declare readonly hostKeyFingerprint: pulumi.Output<string>;
 
     constructor(name: string, args: KubernetesNodeArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, ...inputs } = args;
-        super(kubernetesNodeProvider, name, stepProps(kubernetesNodeStep, connection, inputs), stepOptions(kubernetesNodeStep, opts), "k8s-vnf", kubernetesNodeStep.kind);
+        super(kubernetesNodeProvider, kubernetesNodeStep, name, args, opts);
     }
 }

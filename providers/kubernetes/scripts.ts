@@ -1,6 +1,7 @@
 /**
  * The node scripts, read when the program loads: each is sent to the host as `lib.sh` followed by the
- * script, and travels with its serialized provider as a string.
+ * script, and travels with its serialized provider as a string. Their `report` actions print `key=value`
+ * lines.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -8,4 +9,9 @@ import * as path from "node:path";
 export function loadNodeScript(file: string): string {
     const read = (name: string) => fs.readFileSync(path.join(__dirname, name), "utf8");
     return `${read("lib.sh")}\n${read(file)}`;
+}
+
+/** A script's `key=value` report lines as an object (a value may itself contain '='). */
+export function parseReport(text: string): Record<string, string> {
+    return Object.fromEntries(text.split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
 }

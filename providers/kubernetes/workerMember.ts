@@ -6,9 +6,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
-import { stepOptions, stepProps } from "../stepResource";
-import { ConnectError, RemoteCommandError, SshTarget } from "../transport/ssh";
-import { ControlPlaneRef, NodeStatus, hasJoined, joinCredentials, kubeadmJoin, kubeadmReset, kubectl, nodeStatus, onControlPlane } from "./kubeadm";
+import { StepResource } from "../stepResource";
+import { RemoteCommandError, SshTarget } from "../transport/ssh";
+import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -52,9 +52,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
                 await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
                 console.log(`[WorkerMember ${i.nodeName}] removed the Node a previous VM of this name left`);
             }
-            const c = await joinCredentials(cp, false);
-            if (c.caCertHash !== i.caCertHash) throw new Error(`the control plane's CA hash ${c.caCertHash} is not this cluster's ${i.caCertHash}`);
-            return c;
+            return clusterJoinCredentials(cp, false, i.caCertHash);
         });
         await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint }, credentials);
         return { nodeStatus: "Ready" };
@@ -80,12 +78,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
             await kubectl(cp, ["delete", "node", outs.nodeName, "--ignore-not-found"]);
             console.log(`[WorkerMember ${outs.nodeName}] drained and removed from the cluster`);
         });
-        await hosts
-            .first([outs.connection], `worker ${outs.nodeName}`, (node) => kubeadmReset(node))
-            .catch((e) => {
-                if (!(e instanceof ConnectError)) throw e;
-                console.log(`[WorkerMember ${outs.nodeName}] host unreachable; not reset`);
-            });
+        await resetIfReachable(hosts, "WorkerMember", outs);
     },
     async read(_node, outs, hosts) {
         const status = await onControlPlane(hosts, outs.controlPlanes, (cp) => nodeStatus(cp, outs.nodeName));
@@ -112,19 +105,11 @@ export interface WorkerMemberArgs {
     drainTimeoutSeconds: pulumi.Input<number>;
 }
 
-export class WorkerMember extends pulumi.dynamic.Resource {
+export class WorkerMember extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: WorkerMemberArgs, opts?: pulumi.CustomResourceOptions) {
-        const { connection, controlPlanes, ...inputs } = args;
-        super(
-            workerMemberProvider,
-            name,
-            stepProps(workerMemberStep, connection, { ...inputs, controlPlanes: pulumi.secret(controlPlanes) }),
-            stepOptions(workerMemberStep, opts, ["controlPlanes"]),
-            "k8s-vnf",
-            workerMemberStep.kind,
-        );
+        super(workerMemberProvider, workerMemberStep, name, args, opts, { inputs: ["controlPlanes"] });
     }
 }

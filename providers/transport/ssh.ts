@@ -177,6 +177,11 @@ export class SshSession {
         return result;
     }
 
+    /** Runs a script sent on standard input, with its arguments (each quoted): how every step's `.sh` runs. */
+    runScript(script: string, args: ReadonlyArray<string | number>, options: Omit<ExecOptions, "stdin"> = {}): Promise<ExecResult> {
+        return this.exec(sh`bash -s -- ${args}`, { ...options, stdin: script });
+    }
+
     /** Writes content to a remote file (atomically: a private temporary file, then `install`). */
     async upload(content: string | Buffer, remotePath: string, options: { mode?: string; owner?: string; sudo?: boolean } = {}): Promise<void> {
         const tmp = `/tmp/.k8s-vnf-${randomBytes(8).toString("hex")}`;

@@ -7,7 +7,7 @@
 import { strict as assert } from "node:assert";
 import { parseVnfConfig } from "../../config/load";
 import { ClusterSpec } from "../../config/spec";
-import { controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "../../components/kubeadmPlan";
+import { clusterSettings, controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "../../components/kubeadmPlan";
 import { apiLoadBalancerStep } from "../../providers/kubernetes/apiLoadBalancer";
 import { ComputeApi } from "../../providers/kubernetes/computeHost";
 import { controlPlaneMemberStep } from "../../providers/kubernetes/controlPlaneMember";
@@ -168,14 +168,9 @@ export class LabCluster {
                     ...envelope("init", first.name),
                     nodeName: first.name,
                     address: first.address,
-                    apiServerPort: spec.controlPlane.apiServerPort,
                     endpoint,
-                    podCidr: spec.kubernetes.podCidr,
-                    serviceCidr: spec.kubernetes.serviceCidr,
-                    kubernetesVersion: spec.kubernetes.version,
-                    cniManifest: spec.kubernetes.cniManifest,
                     proxy,
-                    clusterGeneration: spec.heal.generation,
+                    ...clusterSettings(spec),
                 },
             };
         }
