@@ -23,6 +23,7 @@ interface ManagedLineInputs {
 export const managedLineStep: StepDefinition<ManagedLineInputs> = {
     kind: "ManagedLine",
     version: "1",
+    outputs: [],
     replaceOn: ["path"],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: false,

@@ -52,6 +52,11 @@ export interface StepDefinition<I extends StepInputs, C extends StepInputs = Ste
     version: string;
     /** Problems with the step's own inputs (connection excluded); unknown values are never passed here. */
     validate(inputs: Partial<I>): Failure[];
+    /**
+     * The values create/update/read compute besides the inputs. The SDK gives a resource an Output only for
+     * the keys it registered (`transferProperties` in sdk/nodejs/runtime/rpc.ts), so each is registered.
+     */
+    outputs: ReadonlyArray<keyof C & string>;
     /** Inputs whose change cannot be applied in place. */
     replaceOn: ReadonlyArray<keyof I & string>;
     /** When the old and new copy cannot exist together. */

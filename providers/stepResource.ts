@@ -32,10 +32,12 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
     ) {
         const { connection, ...inputs } = args;
         for (const key of secrets.inputs ?? []) if (inputs[key] !== undefined) inputs[key] = pulumi.secret(inputs[key]);
+        // Computed values are registered as undefined so the SDK creates their Outputs (see StepDefinition.outputs).
+        const computed = Object.fromEntries([...def.outputs, "hostKeyFingerprint"].map((key) => [key, undefined]));
         super(
             provider,
             name,
-            { ...inputs, connection: pulumi.secret(connection), providerVersion: def.version, hostKeyFingerprint: undefined },
+            { ...computed, ...inputs, connection: pulumi.secret(connection), providerVersion: def.version },
             pulumi.mergeOptions(opts, {
                 deleteBeforeReplace: def.deleteBeforeReplace || undefined,
                 additionalSecretOutputs: ["connection", ...(secrets.inputs ?? []), ...(secrets.outputs ?? [])],

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { configFromPulumiMap, parseVnfConfig } from "../config/load";
 import { buildVnf } from "../components/vnf";
-import { Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, settled, withSecrets } from "./support/program";
+import { ComputedOutputs, Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, settled, withSecrets } from "./support/program";
 
 const T = {
     instance: "openstack:compute/instance:Instance",
@@ -40,13 +40,13 @@ const PASSWORDS: Record<string, Record<string, Record<string, unknown>>> = {
 };
 
 /** Builds an example stack's components with a recording transformation, as `pulumi up` would register them. */
-async function build(stack: string, change?: (raw: Record<string, any>) => void): Promise<{ graph: Graph; outputs: any }> {
+async function build(stack: string, change?: (raw: Record<string, any>) => void, computed?: ComputedOutputs): Promise<{ graph: Graph; outputs: any }> {
     const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
     const { raw } = configFromPulumiMap(config);
     change?.(raw);
     const { spec } = parseVnfConfig(raw, { stackName: stack, baseDir: PROJECT_DIR });
     const graph = new Graph();
-    await installMocks(graph, stack);
+    await installMocks(graph, stack, computed);
     const outputs = await resolveOutputs(buildVnf(spec, { compute: OPENSTACK_API }, { transformations: [recordingTransformation(graph)] }));
     await settled(graph);
     return { graph, outputs };
@@ -215,6 +215,15 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.equal(worker.opts.deleteBeforeReplace, true, "one node cannot be joined twice");
         assert.equal(graph.named("simple-kubeadm").parent, "simple");
         assert.equal(graph.named("simple-kubeadm-worker-1-node").parent, "simple-kubeadm");
+    });
+
+    it("values a step computes reach its dependents and the stack outputs (the SDK makes Outputs only for registered keys)", async () => {
+        const caCertHash = `sha256:${"ab".repeat(32)}`;
+        const { graph, outputs } = await build("complex", undefined, { [T.init]: { caCertHash, kubeconfig: "kubeconfig-text", joinToken: "abcdef.0123456789abcdef" } });
+        const members = [...graph.ofType(T.master), ...graph.ofType(T.worker)];
+        assert.equal(members.length, 5);
+        for (const m of members) assert.equal(m.inputs.caCertHash?.value ?? m.inputs.caCertHash, caCertHash, m.name);
+        assert.equal(outputs.kubeconfig, "kubeconfig-text");
     });
 
     it("the chain VM → node → membership carries the VM id, so replacing a VM replaces its steps in order", async () => {

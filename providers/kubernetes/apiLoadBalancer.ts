@@ -46,6 +46,7 @@ async function apply(s: SshSession, i: ApiLoadBalancerInputs): Promise<ApiLoadBa
 export const apiLoadBalancerStep: StepDefinition<ApiLoadBalancerInputs, ApiLoadBalancerState> = {
     kind: "ApiLoadBalancer",
     version: "1",
+    outputs: ["haproxy", "keepalived"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: true,

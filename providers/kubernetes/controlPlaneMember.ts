@@ -37,6 +37,7 @@ interface ControlPlaneMemberState {
 export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
     kind: "ControlPlaneMember",
     version: "1",
+    outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,

@@ -51,6 +51,7 @@ const CIDR_RE = /^[0-9a-fA-F.:]+\/\d{1,3}$/;
 export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutputs> = {
     kind: "KubeadmInit",
     version: "1",
+    outputs: ["kubeconfig", "joinToken", "caCertHash"],
     replaceOn: ["endpoint", "podCidr", "serviceCidr", "clusterGeneration"],
     deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,

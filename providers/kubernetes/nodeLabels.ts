@@ -68,6 +68,7 @@ async function apply(hosts: Hosts, i: NodeLabelsInputs, previous: Labels): Promi
 export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> = {
     kind: "NodeLabels",
     version: "1",
+    outputs: ["computeHost", "appliedLabels"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: true,

@@ -43,6 +43,7 @@ function apply(s: SshSession, i: KubernetesNodeInputs) {
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
     kind: "KubernetesNode",
     version: "1",
+    outputs: [],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: true,

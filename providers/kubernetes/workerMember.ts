@@ -30,6 +30,7 @@ interface WorkerMemberState {
 export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
     kind: "WorkerMember",
     version: "1",
+    outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,

@@ -38,13 +38,16 @@ export class Graph {
 
 let addressCounter = 0;
 
+/** What a resource's provider computes besides its inputs, by resource type (answered by the mocks). */
+export type ComputedOutputs = Record<string, Record<string, unknown>>;
+
 /** Installs mocks that record registrations into `graph` and answer like OpenStack would. */
-export async function installMocks(graph: Graph, stack: string): Promise<void> {
+export async function installMocks(graph: Graph, stack: string, computed: ComputedOutputs = {}): Promise<void> {
     addressCounter = 0;
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
-                const state: Record<string, unknown> = { ...args.inputs };
+                const state: Record<string, unknown> = { ...args.inputs, ...computed[args.type] };
                 const cidrHost = () => `10.10.0.${100 + addressCounter++}`;
                 if (args.type === "openstack:networking/port:Port") {
                     const fixed = (args.inputs.fixedIps ?? []).map((f: { ipAddress?: string }) => f.ipAddress).filter(Boolean);
