@@ -15,14 +15,20 @@ export interface RuleTemplate {
 
 /**
  * Node rules. The user guide opens 22, 6443, 16443, 2379-2380, 10250-10255, 30000-32767 and ICMP; etcd and
- * kubelet are opened to the cluster's own nodes only, and Calico's BGP/IP-in-IP/VXLAN/Typha are added so
- * pod networking works between nodes.
+ * kubelet are opened to the cluster's own nodes only, the API ports to the outside sources and to the
+ * nodes, and Calico's BGP/IP-in-IP/VXLAN/Typha are added so pod networking works between nodes.
  */
 export function nodeRules(args: { ha: boolean; apiServerPort: number; haproxyPort: number }): RuleTemplate[] {
     return [
         { id: "ssh", protocol: "tcp", ports: [22, 22], from: "allowed" },
         { id: "api", protocol: "tcp", ports: [args.apiServerPort, args.apiServerPort], from: "allowed" },
-        ...(args.ha ? [{ id: "api-haproxy", protocol: "tcp", ports: [args.haproxyPort, args.haproxyPort], from: "allowed" } as RuleTemplate] : []),
+        // HA: the nodes themselves reach the API through the VIP's HAProxy port, whatever the outside sources are.
+        ...(args.ha
+            ? ([
+                  { id: "api-haproxy", protocol: "tcp", ports: [args.haproxyPort, args.haproxyPort], from: "allowed" },
+                  { id: "api-haproxy-members", protocol: "tcp", ports: [args.haproxyPort, args.haproxyPort], from: "members" },
+              ] as RuleTemplate[])
+            : []),
         { id: "nodeport-tcp", protocol: "tcp", ports: [30000, 32767], from: "allowed" },
         { id: "nodeport-udp", protocol: "udp", ports: [30000, 32767], from: "allowed" },
         { id: "icmp", protocol: "icmp", from: "allowed" },

@@ -311,3 +311,15 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.equal(graph.named("complex-kubeadm-init").inputs.clusterGeneration, 1);
     });
 });
+
+describe("resource graphs: lifecycle findings (issue 9)", () => {
+    it("HA: the HAProxy port is open to the cluster's own nodes, so narrowing securityGroup.allowedCidrs does not cut them off the API", async () => {
+        const { graph } = await build("complex", (raw) => (raw.securityGroup = { ...raw.securityGroup, allowedCidrs: ["192.0.2.0/24"] }));
+        const rules = rulePorts(graph, "complex-nodes-sg");
+        assert.ok(rules.includes("tcp:16443-16443:192.0.2.0/24"), rules.join(" "));
+        assert.ok(rules.includes("tcp:16443-16443:group"), `the nodes reach VIP:16443: ${rules.join(" ")}`);
+        assert.equal(graph.named("complex-nodes-sg-api-haproxy-members").inputs.remoteGroupId, "complex-nodes-sg-group-id");
+        const simple = rulePorts((await build("simple")).graph, "simple-nodes-sg");
+        assert.ok(!simple.some((r) => r.startsWith("tcp:16443")), "no HAProxy port without HA");
+    });
+});
