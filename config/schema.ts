@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import {
-    cidr, endpoint, hostOrIp, identifier, ipAddress, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
+    cidr, endpoint, hostOrIp, identifier, ipAddress, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
 } from "./fields";
 
 /** Where one VM goes and how it is reached. Fields left out fall back to the top-level `image`, `flavor`, `network`. */
@@ -75,8 +75,8 @@ export const KubernetesSchema = z
         podCidr: cidr.default("192.168.0.0/16"),
         /** Service CIDR (kubeadm `--service-cidr`; Tacker's `cluster_cidr`). */
         serviceCidr: cidr.default("10.96.0.0/12"),
-        /** Kubernetes version installed on every node. */
-        version: z.string().regex(/^\d+\.\d+\.\d+$/, "must be a version such as 1.31.4").default("1.31.4"),
+        /** Kubernetes version installed on every node (1.31 or later). A running cluster keeps its version. */
+        version: kubernetesVersion.default("1.31.4"),
         /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works). */
         packageRepository: proxyUrl.default("https://pkgs.k8s.io/core:/stable:"),
         /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master). */

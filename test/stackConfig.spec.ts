@@ -64,6 +64,7 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a CNI manifest that is neither a URL nor a path", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "calico.yaml; reboot" })) }), "kubernetes.cniManifest"],
         ["a drain timeout of zero", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, drainTimeout: 0 })) }), "kubernetes.drainTimeout"],
         ["a Kubernetes version that is not one", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "latest" })) }), "kubernetes.version"],
+        ["a Kubernetes version older than kubeadm's v1beta4 configuration (1.31)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "1.30.8" })) }), "kubernetes.version"],
         ["overlapping pod and service CIDRs", () => ({ config: edit(base.config, "kubernetes", () => ({ podCidr: "10.0.0.0/8", serviceCidr: "10.96.0.0/12" })) }), "kubernetes.serviceCidr"],
         ["a no_proxy entry with shell in it", () => ({ config: edit(base.config, "proxy", (p) => ({ ...p, noProxy: ["10.0.0.1", "`reboot`"] })) }), "proxy.noProxy[1]"],
         ["a public key that is not one", () => ({ config: edit(base.config, "ssh", () => ({ publicKey: "hello" })) }), "ssh.publicKey"],
@@ -92,6 +93,14 @@ describe("stack config: bad input is refused before anything is registered", () 
         config = edit(config, "controlPlane", () => ({ vip: "10.10.0.10" }));
         const { message } = await refused(config, base.secretKeys);
         for (const field of ["workers.maxCount", "kubernetes.serviceCidr", "controlPlane.vip"]) assert.ok(message.includes(field), message);
+    });
+
+    it("kubernetes.version: the refusal says why; 1.31 and later are accepted", async () => {
+        const { message } = await refused(edit(base.config, "kubernetes", (k) => ({ ...k, version: "1.28.15" })), base.secretKeys);
+        assert.match(message, /kubernetes\.version: must be 1\.31\.0 or later: kubeadm reads the v1beta4 configuration/);
+        for (const version of ["1.31.0", "1.33.2"]) {
+            await runProgram("ok", edit(base.config, "kubernetes", (k) => ({ ...k, version })), base.secretKeys, new Graph());
+        }
     });
 
     it("a PersistentVolume manifest that is not one is named", async () => {
