@@ -1,13 +1,20 @@
+/**
+ * The kubeadm cluster lifecycle on lab hosts, driven as a user drives it: set stack config, run the real
+ * program through the test engine (`up`, `refresh`, `destroy`). Every VM the program creates is a lab
+ * host; every step runs its real provider in the real dynamic-provider host; the engine orders them by
+ * Pulumi's rules. Nothing here wires a step's inputs.
+ */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { Lab } from "./lab/lab";
 import { FakeOpenStack } from "./support/fakeOpenStack";
+import { LabStack } from "./support/labStack";
 import { failure, LabSuite, useLab } from "./support/labSuite";
-import { LabCluster, nodeName } from "./support/labCluster";
 
-/** The stand-ins' shared cluster state (see test/lab/stand-ins/common.sh). */
-function clusterState(suite: LabSuite) {
-    const dir = suite.lab.clusterState;
+/** The stand-ins' shared cluster state of one stack (see test/lab/stand-ins/common.sh). */
+function clusterState(lab: Lab, stack: string) {
+    const dir = path.join(lab.clusterState, stack);
     const list = (sub: string) => (fs.existsSync(path.join(dir, sub)) ? fs.readdirSync(path.join(dir, sub)).filter((f) => !f.includes(".")) : []).sort();
     const kv = (file: string): Record<string, string> =>
         Object.fromEntries(
@@ -45,36 +52,57 @@ async function backendStates(suite: LabSuite, master: string): Promise<Record<st
 const MANAGED_FILES = "/etc/hosts /etc/hostname /etc/containerd/config.toml /etc/sysctl.d/99-k8s-vnf.conf /etc/modules-load.d/k8s-vnf.conf /etc/haproxy/haproxy.cfg /etc/keepalived/keepalived.conf /etc/kubernetes/kubelet.conf";
 const fingerprint = (suite: LabSuite, host: string) => suite.lab.inside(host, `for f in ${MANAGED_FILES}; do [ -f "$f" ] && sha256sum "$f"; done; true`);
 
-const MASTERS = [0, 1, 2].map((i) => nodeName("master", i));
-const WORKERS = [0, 1, 2, 3, 4].map((i) => nodeName("worker", i));
+/** A cluster stack's config on the lab: ports take lab addresses; the nodes' login is the lab's. */
+function labConfig(lab: Lab, flavour: string, masters: number, workers: number): Record<string, unknown> {
+    return {
+        vnfName: "lab",
+        flavour,
+        image: "lab-image",
+        flavor: "lab-flavor",
+        network: { networkId: "lab-net", subnetId: "lab-subnet" },
+        ...(masters > 1 ? { controlPlane: { vip: `${lab.subnet}.200` } } : {}),
+        masters: { count: masters, password: lab.password },
+        workers: { count: workers, maxCount: 20, password: lab.password },
+        kubernetes: { cniManifest: "https://projectcalico.example/calico.yaml" },
+    };
+}
 
-describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through the real provider hosts", function () {
+const node = (role: "master" | "worker", i: number) => `lab-${role}-${i}`;
+const MASTERS = [0, 1, 2].map((i) => node("master", i));
+const WORKERS = [0, 1, 2, 3, 4].map((i) => node("worker", i));
+const KUBEADM_CALL = / kubeadm (init|join|reset)| service-| kubectl (apply|drain|delete)/;
+
+describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the real program through the test engine", function () {
     this.timeout(300_000);
     let openstack: FakeOpenStack;
-    const suite = useLab([...MASTERS, ...WORKERS], { secrets: () => [openstack?.credentials.password ?? ""] });
-    let cluster: LabCluster;
+    const suite = useLab([], { secrets: () => [openstack?.credentials.password ?? ""] });
+    let stack: LabStack;
     let state: ReturnType<typeof clusterState>;
+    /** Nova's scheduler: the compute host of each VM, by name when it is created. */
+    const computeHost = new Map([0, 1, 2, 3, 4].map((i) => [node("worker", i), `compute-${"abcde"[i]}`]));
+    const ip = (n: string) => suite.lab.host(n).address;
 
     before(async function () {
         if (!suite.lab) this.skip();
         openstack = await FakeOpenStack.start();
-        cluster = new LabCluster(suite.lab, { masters: 3, workers: 3, flavour: "podaffinity", compute: openstack.credentials, config: { kubernetes: { drainTimeout: 2 }, workers: { availabilityZone: "az-1" } } });
-        openstack.hosts.set(cluster.vmId("lab-worker-0"), "compute-a");
-        openstack.hosts.set(cluster.vmId("lab-worker-1"), "compute-b");
-        openstack.hosts.set(cluster.vmId("lab-worker-2"), "compute-c");
-        await cluster.startProviders();
-        state = clusterState(suite);
+        const os = openstack.credentials;
+        stack = new LabStack(suite.lab, "podaffinity", labConfig(suite.lab, "podaffinity", 3, 3), {
+            env: { OS_AUTH_URL: os.authUrl, OS_USERNAME: os.username, OS_PASSWORD: os.password, OS_PROJECT_NAME: os.projectName, OS_REGION_NAME: os.region ?? "" },
+            secrets: [os.password],
+            onServer: (s) => openstack.hosts.set(s.id, computeHost.get(s.name) ?? "compute-default"),
+        });
+        stack.set("kubernetes.drainTimeout", 2);
+        stack.set("workers.availabilityZone", "az-1");
+        state = clusterState(suite.lab, "podaffinity");
     });
     after(async () => {
-        if (cluster) {
-            suite.captured.push(cluster.output());
-            cluster.stop();
-        }
+        suite.captured.push(...(stack?.output ?? []));
         await openstack?.stop();
     });
 
-    it("instantiate: one kubeadm init, masters join one at a time, workers join in parallel, all Ready", async () => {
-        await cluster.instantiate();
+    it("instantiate: VMs become hosts, one kubeadm init, masters join one at a time, workers in parallel, all Ready", async () => {
+        const result = await stack.up();
+        assert.deepEqual(suite.lab.hostNames().sort(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
         assert.deepEqual(state.nodes(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
         assert.deepEqual(state.etcdMembers(), MASTERS);
         for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
@@ -82,12 +110,14 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through
         const kubeadm = state.calls().filter((c) => / kubeadm (init|join) --config /.test(c)).map((c) => c.split(" ").slice(0, 3).join(" "));
         assert.deepEqual(kubeadm.filter((c) => c.includes("master")), ["lab-master-0 kubeadm init", "lab-master-1 kubeadm join", "lab-master-2 kubeadm join"]);
         assert.equal(kubeadm.length, 6);
-        const order = cluster.calls.filter((c) => /create lab-master-\d-member/.test(c));
-        assert.deepEqual(order, ["create lab-master-0-member", "create lab-master-1-member", "create lab-master-2-member"]);
-        const outs = cluster.state.get("init")!;
-        assert.match(String(outs.caCertHash), /^sha256:[0-9a-f]{64}$/);
-        assert.match(String(outs.joinToken), /^[0-9a-f]{6}\.[0-9a-f]{16}$/);
-        assert.match(String(outs.kubeconfig), new RegExp(`server: https://${cluster.vip().replace(/\./g, "\\.")}:16443`));
+        const memberCreates = stack.steps.filter((s) => s.op === "create" && /master-\d-member$/.test(s.name)).map((s) => s.name);
+        assert.deepEqual(memberCreates, ["lab-kubeadm-master-0-member", "lab-kubeadm-master-1-member", "lab-kubeadm-master-2-member"]);
+        const init = stack.outputsOf("lab-kubeadm-init");
+        assert.match(init.caCertHash, /^sha256:[0-9a-f]{64}$/);
+        assert.match(init.joinToken, /^[0-9a-f]{6}\.[0-9a-f]{16}$/);
+        assert.equal(result.outputs.kubeconfig.secret, true, "the kubeconfig is a secret stack output");
+        assert.match(String(result.outputs.kubeconfig.value), new RegExp(`server: https://${suite.lab.subnet.replace(/\./g, "\\.")}\\.200:16443`));
+        assert.deepEqual((result.outputs.vnfcResources.value as { id: string }[]).map((v) => v.id), [...MASTERS, ...WORKERS.slice(0, 3)]);
     });
 
     it("the masters run HAProxy over every master and keepalived, checked by the real binaries; the VIP is on exactly one master", async () => {
@@ -100,7 +130,7 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through
         let holders: string[] = [];
         for (let attempt = 0; attempt < 40; attempt++) {
             holders = [];
-            for (const m of MASTERS) if ((await suite.lab.inside(m, "ip -o -4 addr show dev eth0")).includes(`${cluster.vip()}/32`)) holders.push(m);
+            for (const m of MASTERS) if ((await suite.lab.inside(m, "ip -o -4 addr show dev eth0")).includes(`${suite.lab.subnet}.200/32`)) holders.push(m);
             if (holders.length === 1) break;
             await new Promise((r) => setTimeout(r, 250));
         }
@@ -110,13 +140,9 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through
     it("nodes: exact /etc/hosts entries (itself and the masters), containerd with the systemd cgroup driver, pinned versions", async () => {
         const hosts = await suite.lab.inside("lab-worker-1", "cat /etc/hosts");
         const block = hosts.slice(hosts.indexOf("# BEGIN k8s-vnf"), hosts.indexOf("# END k8s-vnf"));
-        const ip = (n: string) => suite.lab.host(n).address;
         assert.deepEqual(block.trim().split("\n").slice(1), [`${ip("lab-worker-1")} lab-worker-1`, ...MASTERS.map((m) => `${ip(m)} ${m}`)]);
         assert.equal(hosts.split("\n").filter((l) => l === `${ip("lab-worker-1")} lab-worker-1`).length, 1, "the image's own line for the host is not kept twice");
         assert.match(await suite.lab.inside("lab-worker-1", "grep SystemdCgroup /etc/containerd/config.toml"), /SystemdCgroup = true/);
-        const read = await cluster.read("lab-worker-1-node");
-        assert.equal(read.props.kubernetesVersion, "1.31.4");
-        assert.equal((await cluster.diff("lab-worker-1-node")).changes, "none");
     });
 
     it("podaffinity: each worker labelled with its compute host and zone (both keys); masters are not", async () => {
@@ -130,155 +156,191 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, workers) through
         assert.equal(state.labels("lab-master-0")["CIS-node"], undefined);
     });
 
-    it("re-running every step (a retried up) changes nothing: no init or join, no restart, same files", async () => {
-        const before = await Promise.all([...MASTERS, ...WORKERS.slice(0, 3)].map((h) => fingerprint(suite, h)));
+    it("refresh reads every step back unchanged, and the next up changes nothing: no init or join, no restart, same files", async () => {
+        const hosts = [...MASTERS, ...WORKERS.slice(0, 3)];
+        const before = await Promise.all(hosts.map((h) => fingerprint(suite, h)));
         const callsBefore = state.calls().length;
-        for (const r of cluster.graph()) assert.equal((await cluster.diff(r.name)).changes, "none", r.name);
-        for (const r of cluster.graph()) await cluster.create(r.name);
-        const after = await Promise.all([...MASTERS, ...WORKERS.slice(0, 3)].map((h) => fingerprint(suite, h)));
-        assert.deepEqual(after, before);
-        const newCalls = state.calls().slice(callsBefore);
-        assert.deepEqual(newCalls.filter((c) => / kubeadm (init|join|reset)| service-| kubectl (apply|drain|delete)/.test(c) && !c.includes("calico")), []);
-        assert.deepEqual(state.etcdMembers(), MASTERS);
+        await stack.refresh();
+        assert.equal(stack.outputsOf("lab-kubeadm-worker-1-node").kubernetesVersion, "1.31.4");
+        const since = stack.steps.length;
+        const result = await stack.up();
+        assert.deepEqual(Object.keys(result.changes), ["same"], "every resource the same");
+        assert.deepEqual(stack.steps.slice(since).filter((s) => s.op !== "same"), []);
+        assert.deepEqual(await Promise.all(hosts.map((h) => fingerprint(suite, h))), before);
+        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => KUBEADM_CALL.test(c)), []);
     });
 
-    it("scale-out by 2 creates only the new workers' steps, and touches only those two hosts and one master", async () => {
-        const logins = () => Object.fromEntries([...MASTERS, ...WORKERS].map((h) => [h, suite.lab.logins(h)]));
+    it("scale-out by 2 creates only the new workers' VMs and steps, and touches only those two hosts and one master", async () => {
+        const logins = () => Object.fromEntries([...MASTERS, ...WORKERS.slice(0, 3)].map((h) => [h, suite.lab.logins(h)]));
         const before = logins();
-        const callsBefore = cluster.calls.length;
-        await cluster.scaleTo(5);
+        const since = stack.steps.length;
+        stack.set("workers.count", 5);
+        await stack.up();
         const after = logins();
-        const touched = Object.keys(after).filter((h) => after[h] !== before[h]).sort();
-        assert.deepEqual(touched, ["lab-master-0", "lab-worker-3", "lab-worker-4"]);
-        assert.deepEqual(cluster.calls.slice(callsBefore).sort(), ["create lab-worker-3-labels", "create lab-worker-3-member", "create lab-worker-3-node", "create lab-worker-4-labels", "create lab-worker-4-member", "create lab-worker-4-node"]);
+        assert.deepEqual(Object.keys(after).filter((h) => after[h] !== before[h]), ["lab-master-0"], "of the existing hosts only the master handing out join tokens");
+        const changed = stack.steps.slice(since).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`);
+        assert.deepEqual(changed.sort(), ["lab-worker-3", "lab-worker-4"].flatMap((w) => [`create ${w}`, `create ${w}-port`, `create ${w}-vm`, `create lab-kubeadm-${w.slice(4)}-labels`, `create lab-kubeadm-${w.slice(4)}-member`, `create lab-kubeadm-${w.slice(4)}-node`]).sort());
         assert.equal(state.node("lab-worker-4").status, "Ready");
-        assert.equal(state.labels("lab-worker-4")["CIS-node"], "compute-default");
+        assert.equal(state.labels("lab-worker-4")["CIS-node"], "compute-e");
     });
 
-    it("scale-in drains before it deletes; a failed drain (a disruption budget) fails the delete and keeps the node", async () => {
+    it("scale-in drains before it deletes; a failed drain (a disruption budget) fails the delete and keeps the node and its VM", async () => {
         state.blockDrain("lab-worker-4", true);
         const callsBefore = state.calls().length;
-        const error = await failure(suite, () => cluster.scaleTo(3));
+        stack.set("workers.count", 3);
+        const error = await failure(suite, () => stack.up());
         assert.match(error.message, /drain of lab-worker-4 failed, so the node and its VM stay/);
-        assert.match(error.message, /disruption budget|global timeout reached: 2s/);
-        assert.ok(cluster.state.has("lab-worker-4-member") && cluster.state.has("lab-worker-4-node"), "the engine keeps the member, so the VM is not deleted");
-        assert.ok(state.nodes().includes("lab-worker-4"));
-        assert.ok(!cluster.state.has("lab-worker-3-node"), "the other worker went");
+        const names = stack.state().map((r) => r.urn.split("::").pop());
+        assert.ok(names.includes("lab-kubeadm-worker-4-member") && names.includes("lab-worker-4-vm"), "the member stays, and so does what it depends on");
+        assert.ok(suite.lab.hostNames().includes("lab-worker-4") && state.nodes().includes("lab-worker-4"));
+        assert.ok(!names.includes("lab-worker-3-vm") && !suite.lab.hostNames().includes("lab-worker-3"), "the other worker went");
         const worker3 = state.calls().slice(callsBefore).filter((c) => c.includes("lab-worker-3")).map((c) => (c.includes(" drain ") ? "drain" : c.includes(" delete node ") ? "delete node" : c.includes("kubeadm reset") ? "reset" : "")).filter(Boolean);
         assert.deepEqual(worker3, ["drain", "delete node", "reset"]);
 
         state.blockDrain("lab-worker-4", false);
-        await cluster.scaleTo(3);
+        await stack.up();
         assert.deepEqual(state.nodes(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
+        assert.deepEqual(suite.lab.hostNames().sort(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
     });
 
-    it("healing a master: out of etcd (exact member) and every peer's HAProxy, rejoined on a new VM, back in every peer's HAProxy", async () => {
+    it("healing master-1: its chain goes first (out of etcd and every peer's HAProxy), a new VM at the same address joins and is back in every HAProxy", async () => {
         const healed = "lab-master-1";
         const oldId = state.etcdId(healed);
-        await cluster.removeChain(healed);
-        assert.deepEqual(state.etcdMembers(), ["lab-master-0", "lab-master-2"], "its etcd member removed by ID");
-        assert.ok(!state.nodes().includes(healed));
-        for (const peer of ["lab-master-0", "lab-master-2"]) assert.equal((await backendStates(suite, peer))[healed], "1", `${peer}: ${healed} in maintenance`);
-
-        await cluster.rejoin(healed);
+        const since = stack.steps.length;
+        const callsBefore = state.calls().length;
+        stack.set("heal.nodes.master-1", 1);
+        await stack.up();
+        const order = stack.steps.slice(since).filter((s) => s.op !== "same" && s.op !== "update").map((s) => `${s.op} ${s.name}`);
+        assert.deepEqual(order, [
+            "delete-replaced lab-kubeadm-master-1-member",
+            "delete-replaced lab-kubeadm-master-1-api-lb",
+            "delete-replaced lab-kubeadm-master-1-node",
+            "delete-replaced lab-master-1-vm",
+            "replace lab-master-1-vm",
+            "create-replacement lab-master-1-vm",
+            "create-replacement lab-kubeadm-master-1-node",
+            "create-replacement lab-kubeadm-master-1-api-lb",
+            "create-replacement lab-kubeadm-master-1-member",
+        ]);
+        const calls = state.calls().slice(callsBefore);
+        const removal = calls.findIndex((c) => c.includes("etcdctl") && c.includes("member remove"));
+        const join = calls.findIndex((c) => c.startsWith(`${healed} kubeadm join`));
+        assert.ok(removal >= 0 && join > removal, "its etcd member removed before the new VM joined");
+        assert.ok(stack.output.some((l) => l.includes(`[ControlPlaneMember ${healed}] etcd member removed`)));
         assert.deepEqual(state.etcdMembers(), MASTERS);
         assert.notEqual(state.etcdId(healed), oldId, "a new member");
         assert.equal(state.node(healed).status, "Ready");
         for (const peer of MASTERS) assert.equal((await backendStates(suite, peer))[healed], "0", `${peer}: ${healed} back in HAProxy`);
-        const joins = state.calls().filter((c) => c.startsWith(`${healed} kubeadm join`));
-        assert.equal(joins.length, 2, "joined at instantiate and after the heal");
+        assert.equal(state.calls().filter((c) => / kubeadm init --config /.test(c)).length, 1, "the cluster was not re-created");
     });
 
-    it("healing a worker drains it first, replaces its VM, rejoins and relabels it", async () => {
+    it("healing a worker drains it first, replaces its VM, rejoins and relabels it with the new VM's compute host", async () => {
         const healed = "lab-worker-1";
         const callsBefore = state.calls().length;
-        openstack.hosts.set("vm-lab-worker-1-1", "compute-b2");
-        await cluster.heal(healed);
+        computeHost.set(healed, "compute-b2");
+        stack.set("heal.nodes.worker-1", 1);
+        await stack.up();
         const steps = state.calls().slice(callsBefore).filter((c) => c.includes(healed) && / (drain|delete node|join)/.test(c)).map((c) => (c.includes(" drain ") ? "drain" : c.includes("delete node") ? "delete node" : "join"));
         assert.deepEqual(steps, ["drain", "delete node", "join"]);
         assert.equal(state.node(healed).status, "Ready");
         assert.equal(state.labels(healed)["CIS-node"], "compute-b2", "the new VM's compute host");
     });
 
+    it("healing master-0 (HA): it rejoins through a peer, the cluster is not re-created, and the init step still refreshes and updates", async () => {
+        const callsBefore = state.calls().length;
+        stack.set("heal.nodes.master-0", 1);
+        await stack.up();
+        assert.deepEqual(state.etcdMembers(), MASTERS);
+        assert.equal(state.node("lab-master-0").status, "Ready");
+        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => / kubeadm (init|join) --config /.test(c)).map((c) => c.split(" ").slice(0, 3).join(" ")), ["lab-master-0 kubeadm join"]);
+        await stack.refresh();
+        await stack.up();
+    });
+
     it("labels follow the cluster while the first master is down: kubectl runs on the next master that answers", async () => {
         await suite.lab.killSshd("lab-master-0");
         try {
-            openstack.hosts.set(cluster.vmId("lab-worker-2"), "compute-c2");
-            await cluster.read("lab-worker-2-labels");
-            assert.equal(await cluster.apply("lab-worker-2-labels"), "updated");
+            openstack.hosts.set(stack.state().find((r) => r.urn.endsWith("::lab-worker-2-vm"))!.id, "compute-c2");
+            // The first master's own steps cannot be read while it is down; the others are.
+            await failure(suite, () => stack.refresh());
+            assert.equal(stack.outputsOf("lab-kubeadm-worker-2-labels").computeHost, "compute-c2");
+            const callsBefore = state.calls().length;
+            await stack.up();
             assert.equal(state.labels("lab-worker-2")["CIS-node"], "compute-c2");
-            assert.ok(state.calls().some((c) => c.startsWith("lab-master-1 kubectl") && c.includes("label node lab-worker-2")));
+            assert.ok(state.calls().slice(callsBefore).some((c) => c.startsWith("lab-master-1 kubectl") && c.includes("label node lab-worker-2")));
         } finally {
             await suite.lab.startSshd("lab-master-0");
         }
-        // Its HAProxy and keepalived went with its sshd (the lab host's processes): refresh and update restore them.
-        await cluster.read("lab-master-0-api-lb");
-        assert.equal(await cluster.apply("lab-master-0-api-lb"), "updated");
+        // Its HAProxy and keepalived went with its sshd (the lab host's processes): refresh and up restore them.
+        await stack.refresh();
+        await stack.up();
+        assert.match(await suite.lab.inside("lab-master-0", "pgrep -x haproxy >/dev/null && echo running"), /running/);
     });
 
-    it("refresh sees drift: a stopped HAProxy, a missing backend, a NotReady or missing node, a worker that moved; the next update repairs what it can", async () => {
+    it("refresh sees drift: a stopped HAProxy, a missing backend, a NotReady or missing node, a worker that moved; the next up repairs it", async () => {
         await suite.lab.inside("lab-master-2", "pkill -x haproxy; sleep 0.5");
-        await cluster.read("lab-master-2-api-lb");
-        assert.equal(cluster.state.get("lab-master-2-api-lb")!.haproxy, "stopped");
-        assert.equal((await cluster.diff("lab-master-2-api-lb")).changes, "some");
-        assert.equal(await cluster.apply("lab-master-2-api-lb"), "updated");
-        assert.match(await suite.lab.inside("lab-master-2", "pgrep -x haproxy >/dev/null && echo running"), /running/);
-
         await suite.lab.inside("lab-master-1", "sed -i '/server lab-master-2 /d' /etc/haproxy/haproxy.cfg");
-        await cluster.read("lab-master-1-api-lb");
-        assert.deepEqual((cluster.state.get("lab-master-1-api-lb")!.backends as { name: string }[]).map((b) => b.name), ["lab-master-0", "lab-master-1"]);
-        assert.equal(await cluster.apply("lab-master-1-api-lb"), "updated");
-        assert.match(await suite.lab.inside("lab-master-1", "grep -c '^    server ' /etc/haproxy/haproxy.cfg"), /^3/);
-
         state.setNode("lab-worker-2", "status", "NotReady");
-        await cluster.read("lab-worker-2-member");
-        assert.equal(cluster.state.get("lab-worker-2-member")!.nodeStatus, "NotReady");
+        openstack.hosts.set(stack.state().find((r) => r.urn.endsWith("::lab-worker-0-vm"))!.id, "compute-z");
+        await stack.refresh();
+        assert.equal(stack.outputsOf("lab-kubeadm-master-2-api-lb").haproxy, "stopped");
+        assert.deepEqual(stack.outputsOf("lab-kubeadm-master-1-api-lb").backends.map((b: { name: string }) => b.name), ["lab-master-0", "lab-master-1"]);
+        assert.equal(stack.outputsOf("lab-kubeadm-worker-2-member").nodeStatus, "NotReady");
+        assert.equal(stack.outputsOf("lab-kubeadm-worker-0-labels").computeHost, "compute-z");
 
-        openstack.hosts.set(cluster.vmId("lab-worker-0"), "compute-z");
-        await cluster.read("lab-worker-0-labels");
-        assert.equal(cluster.state.get("lab-worker-0-labels")!.computeHost, "compute-z");
-        assert.equal((await cluster.diff("lab-worker-0-labels")).changes, "some", "moved: the next up relabels");
-        await cluster.apply("lab-worker-0-labels");
+        const since = stack.steps.length;
+        await stack.up();
+        const updated = stack.steps.slice(since).filter((s) => s.op === "update").map((s) => s.name);
+        for (const r of ["lab-kubeadm-master-2-api-lb", "lab-kubeadm-master-1-api-lb", "lab-kubeadm-worker-0-labels"]) assert.ok(updated.includes(r), `${r} updated`);
+        assert.match(await suite.lab.inside("lab-master-2", "pgrep -x haproxy >/dev/null && echo running"), /running/);
+        assert.match(await suite.lab.inside("lab-master-1", "grep -c '^    server ' /etc/haproxy/haproxy.cfg"), /^3/);
         assert.equal(state.labels("lab-worker-0")["CIS-node"], "compute-z");
 
-        const masterPrep = await suite.lab.inside("lab-master-0", "kubectl --kubeconfig /etc/kubernetes/admin.conf delete node lab-worker-2 --ignore-not-found");
-        assert.match(masterPrep, /deleted/);
-        assert.equal((await cluster.read("lab-worker-2-member")).id, "", "a node missing from the cluster is gone for refresh; the next up joins it again");
+        await suite.lab.inside("lab-master-0", "kubectl --kubeconfig /etc/kubernetes/admin.conf delete node lab-worker-2 --ignore-not-found");
+        await stack.refresh();
+        assert.ok(!stack.state().some((r) => r.urn.endsWith("::lab-kubeadm-worker-2-member")), "a node missing from the cluster is gone for refresh");
+        await stack.up();
+        assert.equal(state.node("lab-worker-2").status, "Ready", "the next up joined it again");
+    });
+
+    it("healing the entire cluster replaces every VM and creates a new cluster", async () => {
+        const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
+        stack.set("heal.generation", 1);
+        await stack.up();
+        assert.notEqual(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "a new cluster CA");
+        assert.deepEqual(state.nodes(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
+        for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
+    });
+
+    it("destroy drains the workers, then deletes every resource; no lab host is left", async () => {
+        const callsBefore = state.calls().length;
+        await stack.destroy();
+        assert.deepEqual(stack.state(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+        assert.equal(state.calls().slice(callsBefore).filter((c) => / kubectl drain /.test(c)).length, 3);
     });
 });
 
 describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a proxy and a zone", function () {
     this.timeout(300_000);
-    const suite = useLab([nodeName("master", 0), nodeName("worker", 0), nodeName("worker", 1)]);
-    let cluster: LabCluster;
+    const suite = useLab([]);
+    let stack: LabStack;
     let state: ReturnType<typeof clusterState>;
     const ip = (n: string) => suite.lab.host(n).address;
 
     before(async function () {
         if (!suite.lab) this.skip();
-        cluster = new LabCluster(suite.lab, {
-            masters: 1,
-            workers: 2,
-            config: {
-                proxy: { httpProxy: "http://proxy.example:3128", httpsProxy: "http://user:p%40ss@proxy.example:3128", noProxy: ["10.0.0.0/8", ".example.com"], k8sNodeCidr: `${suite.lab.subnet}.0/24` },
-                workers: { availabilityZone: "az-2" },
-            },
-        });
-        await cluster.startProviders();
-        state = clusterState(suite);
-        // What a cloud image may already have: the host's own line, and a line that only starts like an entry.
-        await suite.lab.inside("lab-worker-0", `printf '%s lab-master-0\\n%s lab-master-00\\n' ${ip("lab-master-0")} ${ip("lab-master-0")} >> /etc/hosts`);
+        stack = new LabStack(suite.lab, "simple", labConfig(suite.lab, "simple", 1, 2), { secrets: ["p%40ss"] });
+        stack.set("proxy", { httpProxy: "http://proxy.example:3128", httpsProxy: "http://user:p%40ss@proxy.example:3128", noProxy: ["10.0.0.0/8", ".example.com"], k8sNodeCidr: `${suite.lab.subnet}.0/24` });
+        stack.set("workers.availabilityZone", "az-2");
+        state = clusterState(suite.lab, "simple");
     });
-    after(() => {
-        if (!cluster) return;
-        suite.captured.push(cluster.output());
-        cluster.stop();
-    });
+    after(() => suite.captured.push(...(stack?.output ?? [])));
 
     it("instantiate: the endpoint is the master's API server; no HAProxy; workers get zone labels only", async () => {
-        await cluster.instantiate();
+        const result = await stack.up();
         assert.deepEqual(state.nodes(), ["lab-master-0", "lab-worker-0", "lab-worker-1"]);
-        assert.match(String(cluster.state.get("init")!.kubeconfig), new RegExp(`server: https://${ip("lab-master-0").replace(/\./g, "\\.")}:6443`));
+        assert.match(String(result.outputs.kubeconfig.value), new RegExp(`server: https://${ip("lab-master-0").replace(/\./g, "\\.")}:6443`));
         assert.equal(await suite.lab.inside("lab-master-0", "grep -c 'Written by k8s-vnf' /etc/haproxy/haproxy.cfg || true"), "0\n", "Debian's own haproxy.cfg, untouched");
         const labels = state.labels("lab-worker-1");
         assert.equal(labels["topology.kubernetes.io/zone"], "az-2");
@@ -286,10 +348,9 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
         assert.equal(labels["CIS-node"], undefined);
     });
 
-    it("/etc/hosts: entries exactly once; a line that merely starts like an entry stays", async () => {
+    it("/etc/hosts: entries exactly once", async () => {
         const lines = (await suite.lab.inside("lab-worker-0", "cat /etc/hosts")).split("\n");
         assert.equal(lines.filter((l) => l === `${ip("lab-master-0")} lab-master-0`).length, 1);
-        assert.equal(lines.filter((l) => l === `${ip("lab-master-0")} lab-master-00`).length, 1);
     });
 
     it("proxy: apt, containerd and kubelet get it; no_proxy holds CIDRs and cluster addresses, never one entry per address", async () => {
@@ -307,19 +368,25 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
         assert.match(await suite.lab.inside("lab-worker-1", "cat /etc/modules-load.d/k8s-vnf.conf /etc/sysctl.d/99-k8s-vnf.conf"), /overlay\nbr_netfilter\nnet\.bridge\.bridge-nf-call-iptables = 1\n/);
     });
 
-    it("a new Kubernetes version is refused by the running cluster's init step, naming both versions", async () => {
-        cluster.spec.kubernetes.version = "1.32.0";
+    it("a new Kubernetes version is refused before any node changes, naming both versions", async () => {
+        const files = await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => fingerprint(suite, h)));
+        const since = stack.steps.length;
+        stack.set("kubernetes.version", "1.32.0");
         try {
-            const error = await failure(suite, () => cluster.apply("init"));
-            assert.match(error.message, /kubernetes\.version changed from 1\.31\.4 to 1\.32\.0: upgrading a running cluster is not done by this step/);
+            const error = await failure(suite, () => stack.up());
+            assert.match(error.message, /kubernetes\.version changed from 1\.31\.4 to 1\.32\.0/);
+            assert.deepEqual(stack.steps.slice(since).filter((s) => s.op === "update" && /-node$/.test(s.name)).map((s) => s.name), [], "no node step started");
+            assert.ok(!stack.output.some((l) => l.includes("installing kubelet, kubeadm and kubectl 1.32.0")));
+            assert.deepEqual(await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => fingerprint(suite, h))), files);
         } finally {
-            cluster.spec.kubernetes.version = "1.31.4";
+            stack.set("kubernetes.version", "1.31.4");
         }
+        await stack.up();
     });
 
-    it("a replaced single master cannot rejoin: the error says to heal the entire cluster", async () => {
-        await cluster.removeChain("lab-master-0");
-        const error = await failure(suite, () => cluster.rejoin("lab-master-0"));
+    it("a replaced single master cannot rejoin (`up --replace` of its VM): the error says to heal the entire cluster", async () => {
+        const vm = stack.state().find((r) => r.urn.endsWith("::lab-master-0-vm"))!;
+        const error = await failure(suite, () => stack.up({ replace: [vm.urn] }));
         assert.match(error.message, /a single-master cluster cannot heal its master node by node .*heal the entire cluster \(heal\.generation\)/);
     });
 });

@@ -42,41 +42,75 @@ export function labAvailable(): { ok: boolean; why?: string } {
 const liveLabs = new Set<Lab>();
 let exitHandlerInstalled = false;
 
+function installExitHandler(): void {
+    if (exitHandlerInstalled) return;
+    exitHandlerInstalled = true;
+    const stopAll = () => {
+        for (const lab of liveLabs) lab.stopSync();
+    };
+    process.once("exit", stopAll);
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        process.once(signal, () => {
+            stopAll();
+            process.exit(130);
+        });
+    }
+}
+
+/** What another process needs to start and stop hosts in a running lab (the engine of a stand-in CLI). */
+interface LabDescriptor {
+    run: string;
+    subnet: string;
+    dir: string;
+    password: string;
+    privateKeyFile: string;
+    clusterState: string;
+}
+
 export class Lab {
-    readonly run = randomBytes(3).toString("hex");
+    readonly run: string;
     /** A /24 of the lab's own, on its own bridge; test traffic goes nowhere else. */
-    readonly subnet = `10.231.${1 + (parseInt(this.run, 16) % 250)}`;
-    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-vnf-lab-${this.run}-`));
-    readonly password = `lab-${randomBytes(9).toString("base64url")}`;
+    readonly subnet: string;
+    readonly dir: string;
+    readonly password: string;
     readonly privateKey: string;
     /** The same key as a file, for the OpenSSH client. */
     readonly privateKeyFile: string;
     readonly publicKeyFile: string;
     /** The kubeadm/kubectl stand-ins' cluster state, shared by every host (see stand-ins/common.sh). */
-    readonly clusterState = path.join(this.dir, "cluster-state");
+    readonly clusterState: string;
+    /** Where the lab describes itself for other processes (`Lab.attach`); readable by root only. */
+    readonly descriptorFile: string;
     private readonly hosts = new Map<string, LabHost>();
     private bridge = false;
+    /** Whether this process made the lab (and so takes it down), or only starts hosts in it. */
+    private readonly owner: boolean;
 
-    constructor() {
-        this.privateKeyFile = path.join(this.dir, "id_ed25519");
-        execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", this.privateKeyFile]);
-        this.privateKey = fs.readFileSync(this.privateKeyFile, "utf8");
+    constructor(attachTo?: LabDescriptor) {
+        this.owner = !attachTo;
+        this.run = attachTo?.run ?? randomBytes(3).toString("hex");
+        this.subnet = attachTo?.subnet ?? `10.231.${1 + (parseInt(this.run, 16) % 250)}`;
+        this.dir = attachTo?.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), `k8s-vnf-lab-${this.run}-`));
+        this.password = attachTo?.password ?? `lab-${randomBytes(9).toString("base64url")}`;
+        this.privateKeyFile = attachTo?.privateKeyFile ?? path.join(this.dir, "id_ed25519");
         this.publicKeyFile = `${this.privateKeyFile}.pub`;
-        fs.mkdirSync(this.clusterState);
-        liveLabs.add(this);
-        if (!exitHandlerInstalled) {
-            exitHandlerInstalled = true;
-            const stopAll = () => {
-                for (const lab of liveLabs) lab.stopSync();
-            };
-            process.once("exit", stopAll);
-            for (const signal of ["SIGINT", "SIGTERM"] as const) {
-                process.once(signal, () => {
-                    stopAll();
-                    process.exit(130);
-                });
-            }
+        this.clusterState = attachTo?.clusterState ?? path.join(this.dir, "cluster-state");
+        this.descriptorFile = path.join(this.dir, "lab.json");
+        if (this.owner) {
+            execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", this.privateKeyFile]);
+            fs.mkdirSync(this.clusterState);
+            fs.mkdirSync(path.join(this.dir, "addresses"));
+            const descriptor: LabDescriptor = { run: this.run, subnet: this.subnet, dir: this.dir, password: this.password, privateKeyFile: this.privateKeyFile, clusterState: this.clusterState };
+            fs.writeFileSync(this.descriptorFile, JSON.stringify(descriptor), { mode: 0o600 });
+            liveLabs.add(this);
+            installExitHandler();
         }
+        this.privateKey = fs.readFileSync(this.privateKeyFile, "utf8");
+    }
+
+    /** The lab another process made, to start and stop hosts in; that process takes the lab down. */
+    static attach(descriptorFile: string): Lab {
+        return new Lab(JSON.parse(fs.readFileSync(descriptorFile, "utf8")) as LabDescriptor);
     }
 
     /** Builds (once, cached) the Debian rootfs; about a minute the first time. */
@@ -90,17 +124,50 @@ export class Lab {
             await run(SCRIPT, ["bridge-up", this.run, this.subnet]);
             this.bridge = true;
         }
-        return Promise.all(names.map((name) => this.startHost(name, options.volumeMb ?? 0)));
+        return Promise.all(names.map((name) => this.startHost(name, options.volumeMb ?? 0, this.allocateIndex(name))));
     }
 
     /**
-     * A new machine in place of a host: same name, index and address, fresh filesystem and host keys (what
-     * replacing a VM whose port survives looks like).
+     * A free host index (address `subnet.(10+index)`, a MAC of its own), taken for `owner` until released;
+     * shared by every process using the lab.
      */
-    async replace(name: string): Promise<LabHost> {
-        const old = this.host(name);
-        await run(SCRIPT, ["host-down", this.run, old.name, old.dir]);
-        return this.startHost(name, 0, old.index);
+    allocateIndex(owner: string): number {
+        for (let index = 0; index < 240; index++) if (this.claimIndex(index, owner)) return index;
+        throw new Error("the lab has no free address left");
+    }
+
+    /** Takes `index` for `owner` when it is free; false when another owner has it. */
+    claimIndex(index: number, owner: string): boolean {
+        try {
+            fs.writeFileSync(path.join(this.dir, "addresses", String(index)), owner, { flag: "wx" });
+            return true;
+        } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+            return false;
+        }
+    }
+
+    releaseIndex(index: number): void {
+        fs.rmSync(path.join(this.dir, "addresses", String(index)), { force: true });
+    }
+
+    addressOf(index: number): string {
+        return `${this.subnet}.${10 + index}`;
+    }
+
+    /**
+     * Starts a host named `name` at the address of `index` (a VM on its port). `cluster` names the
+     * stand-ins' cluster state it shares with the hosts of the same cluster (a folder of `clusterState`).
+     */
+    startAt(name: string, index: number, cluster: string): Promise<LabHost> {
+        return this.startHost(name, 0, index, path.join(this.clusterState, cluster));
+    }
+
+    /** Stops a host and removes its filesystem (a deleted VM). */
+    async stopHost(name: string): Promise<void> {
+        const h = this.host(name);
+        await run(SCRIPT, ["host-down", this.run, h.name, h.dir]);
+        this.hosts.delete(name);
     }
 
     /** How many SSH logins the host accepted since it started (its sshd's log). */
@@ -109,18 +176,34 @@ export class Lab {
         return log.split("\n").filter((line) => line.startsWith("Accepted ")).length;
     }
 
-    private async startHost(name: string, volumeMb: number, index = this.hosts.size): Promise<LabHost> {
-        const host: LabHost = { name, index, address: `${this.subnet}.${10 + index}`, dir: path.join(this.dir, name) };
+    private async startHost(name: string, volumeMb: number, index: number, shared = this.clusterState): Promise<LabHost> {
+        const host: LabHost = { name, index, address: this.addressOf(index), dir: path.join(this.dir, "hosts", name) };
+        // Recorded before anything starts, so whichever process takes the lab down finds it.
+        fs.mkdirSync(host.dir, { recursive: true });
+        fs.mkdirSync(shared, { recursive: true });
+        fs.writeFileSync(path.join(host.dir, "host.json"), JSON.stringify(host));
         this.hosts.set(name, host);
-        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, this.password, String(volumeMb), this.clusterState]);
+        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, this.password, String(volumeMb), shared]);
         if (volumeMb > 0) host.volume = fs.readFileSync(path.join(host.dir, "loop"), "utf8").trim();
         return host;
     }
 
+    /** A host this process started, or one another process started in the same lab. */
     host(name: string): LabHost {
-        const h = this.hosts.get(name);
-        if (!h) throw new Error(`no lab host ${name}`);
-        return h;
+        const known = this.hosts.get(name);
+        if (known) return known;
+        const file = path.join(this.dir, "hosts", name, "host.json");
+        if (!fs.existsSync(file)) throw new Error(`no lab host ${name}`);
+        const found = JSON.parse(fs.readFileSync(file, "utf8")) as LabHost;
+        const loop = path.join(found.dir, "loop");
+        if (fs.existsSync(loop)) found.volume = fs.readFileSync(loop, "utf8").trim();
+        return found;
+    }
+
+    /** Every host of the lab, whichever process started it. */
+    hostNames(): string[] {
+        const dir = path.join(this.dir, "hosts");
+        return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, "host.json"))) : [];
     }
 
     /** How a step logs into a host; `auth` picks key or password login. */
@@ -162,7 +245,8 @@ export class Lab {
 
     /** Stops exactly what this lab started: its hosts (by recorded names and PIDs) and its bridge. */
     stopSync(): void {
-        for (const h of this.hosts.values()) {
+        if (!this.owner) return;
+        for (const h of this.hostNames().map((n) => this.host(n))) {
             try {
                 execFileSync(SCRIPT, ["host-down", this.run, h.name, h.dir], { stdio: "ignore" });
             } catch {

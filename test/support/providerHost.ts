@@ -42,10 +42,13 @@ export interface DiffResult {
 export class ProviderHost {
     /** Everything the host process printed (the provider's console output goes to the CLI this way). */
     output = "";
+    /** Called with each piece of output as it comes. */
+    onOutput?: (text: string) => void;
     private constructor(
         private readonly child: ChildProcess,
         private readonly client: any,
-        readonly providerText: string,
+        /** The provider every request carries; unset when the requests bring their own `__provider`. */
+        readonly providerText?: string,
     ) {}
 
     /**
@@ -54,17 +57,29 @@ export class ProviderHost {
      * from the serializer), and starts a host process for it.
      */
     static async start(modulePath: string, exportName: string, config: Record<string, string> = {}): Promise<ProviderHost> {
-        const text = await serializeInCleanProcess(modulePath, exportName);
+        return ProviderHost.launch(await serializeInCleanProcess(modulePath, exportName), config);
+    }
+
+    /**
+     * A host for whatever providers the requests carry in `__provider`, as the engine runs the one
+     * `pulumi-resource-pulumi-nodejs` plugin for every dynamic resource of a stack (configured once with the
+     * stack's config). It runs in the project folder, so the providers' `require`s resolve there.
+     */
+    static async forEngine(config: Record<string, string>, env: NodeJS.ProcessEnv): Promise<ProviderHost> {
+        return ProviderHost.launch(undefined, config, env);
+    }
+
+    private static async launch(text: string | undefined, config: Record<string, string>, env: NodeJS.ProcessEnv = process.env): Promise<ProviderHost> {
         const hostScript = require.resolve("@pulumi/pulumi/cmd/dynamic-provider");
-        const child = spawn(process.execPath, [hostScript, "127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [hostScript, "127.0.0.1:1"], { stdio: ["ignore", "pipe", "pipe"], cwd: PROJECT_DIR, env });
         const port = await new Promise<string>((resolve, reject) => {
             child.once("error", reject);
             child.stdout!.once("data", (d) => resolve(String(d).trim()));
         });
         const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
         const host = new ProviderHost(child, client, text);
-        child.stdout!.on("data", (d) => (host.output += String(d)));
-        child.stderr!.on("data", (d) => (host.output += String(d)));
+        child.stdout!.on("data", (d) => host.record(String(d)));
+        child.stderr!.on("data", (d) => host.record(String(d)));
         const req = new provproto.ConfigureRequest();
         req.setArgs(toStruct(config));
         await host.call("configure", req);
@@ -141,7 +156,17 @@ export class ProviderHost {
 
     /** The engine always sends the serialized provider along with the inputs. */
     private withProvider(props: Props): Props {
-        return { ...props, __provider: this.providerText };
+        return this.providerText === undefined ? props : { ...props, __provider: this.providerText };
+    }
+
+    private record(text: string): void {
+        this.output += text;
+        this.onOutput?.(text);
+    }
+
+    /** Whether the host process is still running (it stops with `stop`). */
+    get running(): boolean {
+        return this.child.exitCode === null && this.child.signalCode === null;
     }
 
     private call(method: string, req: unknown): Promise<any> {

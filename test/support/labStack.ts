@@ -1,0 +1,106 @@
+/**
+ * A stack of this project on lab hosts, as a user drives it: set config (`pulumi config set --path`), then
+ * `up`, `refresh` or `destroy`, each a run of the real program through the test engine. The VMs the program
+ * creates become lab hosts; what ran is read back from the engine's events.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Lab } from "../lab/lab";
+import { destroy, EngineEventJson, refresh, RunResult, StackRun, up, UpOptions } from "./engine";
+import { PROJECT_DIR } from "./program";
+
+export interface StepRecord {
+    op: string;
+    urn: string;
+    /** The resource's name (the URN's last part). */
+    name: string;
+}
+
+export class LabStack {
+    /** The stack's `k8s-vnf:` config, by top-level key. */
+    readonly config: Record<string, unknown>;
+    /** Steps of every run so far, in the order they started. */
+    readonly steps: StepRecord[] = [];
+    /** Everything the runs printed (provider and program output), for secret scans. */
+    readonly output: string[] = [];
+
+    constructor(
+        private readonly lab: Lab,
+        readonly name: string,
+        config: Record<string, unknown>,
+        private readonly options: { env?: Record<string, string>; secrets?: string[]; onServer?: StackRun["onServer"] } = {},
+    ) {
+        this.config = structuredClone(config);
+    }
+
+    /** `pulumi config set --path <dotted path> <value>`. */
+    set(dotted: string, value: unknown): void {
+        const keys = dotted.split(".");
+        let at = this.config as Record<string, any>;
+        for (const k of keys.slice(0, -1)) at = at[k] = at[k] && typeof at[k] === "object" ? at[k] : {};
+        at[keys.at(-1)!] = value;
+    }
+
+    up(options: UpOptions = {}): Promise<RunResult> {
+        return this.track((run) => up(run, options));
+    }
+
+    refresh(): Promise<RunResult> {
+        return this.track(refresh);
+    }
+
+    destroy(): Promise<RunResult> {
+        return this.track(destroy);
+    }
+
+    /** Steps of the last run whose resource name matches. */
+    stepsOf(since: number, name: RegExp): StepRecord[] {
+        return this.steps.slice(since).filter((s) => name.test(s.name));
+    }
+
+    /** The checkpoint's resources (outputs with secrets still wrapped). */
+    state(): { urn: string; type: string; id: string; outputs: Record<string, any> }[] {
+        const file = this.stateFile;
+        return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).resources : [];
+    }
+
+    /** The outputs of the resource named `name`, secrets unwrapped. */
+    outputsOf(name: string): Record<string, any> {
+        const r = this.state().find((s) => s.urn.endsWith(`::${name}`));
+        if (!r) throw new Error(`no resource ${name} in the state`);
+        return JSON.parse(JSON.stringify(r.outputs), (_k, v) => (v && typeof v === "object" && "4dabf18193072939515e22adb298388d" in v ? v.value : v));
+    }
+
+    private get stateFile(): string {
+        return path.join(this.lab.dir, "states", `${this.name}.json`);
+    }
+
+    private async track(fn: (run: StackRun) => Promise<RunResult>): Promise<RunResult> {
+        const run: StackRun = {
+            projectDir: PROJECT_DIR,
+            stack: this.name,
+            stateFile: this.stateFile,
+            config: Object.fromEntries(Object.entries(this.config).map(([k, v]) => [`k8s-vnf:${k}`, typeof v === "string" ? v : JSON.stringify(v)])),
+            secretKeys: this.secretKeys(),
+            env: this.options.env,
+            labDescriptor: this.lab.descriptorFile,
+            onServer: this.options.onServer,
+            onEvent: (e) => this.record(e),
+            onOutput: (line) => this.output.push(line),
+        };
+        return fn(run);
+    }
+
+    /** Keys holding a credential are set as secrets, as a user does (`pulumi config set --secret`). */
+    private secretKeys(): string[] {
+        const secrets = [this.lab.password, this.lab.privateKey, ...(this.options.secrets ?? [])];
+        return Object.entries(this.config)
+            .filter(([, v]) => secrets.some((s) => JSON.stringify(v).includes(JSON.stringify(s).slice(1, -1))))
+            .map(([k]) => `k8s-vnf:${k}`);
+    }
+
+    private record(e: EngineEventJson): void {
+        const pre = e.resourcePreEvent as { metadata: { op: string; urn: string } } | undefined;
+        if (pre) this.steps.push({ op: pre.metadata.op, urn: pre.metadata.urn, name: pre.metadata.urn.split("::").pop()! });
+    }
+}
