@@ -25,6 +25,17 @@ function defaultParallel(): number {
 /** Features the engine's monitor reports (sdk/nodejs/runtime/settings.ts awaitFeatureSupport asks these). */
 const FEATURES = new Set(["secrets", "resourceReferences", "deletedWith", "aliasSpecs"]);
 
+/** Resource options the engine would otherwise ignore silently: using one fails the registration. */
+function unsupportedOptions(req: Record<string, any>): string[] {
+    return [
+        ...(req.ignoreChanges?.length ? ["ignoreChanges"] : []),
+        ...(req.replaceOnChanges?.length ? ["replaceOnChanges"] : []),
+        ...(req.protect ? ["protect"] : []),
+        ...(req.deletedWith ? ["deletedWith"] : []),
+        ...(req.provider ? ["explicit providers"] : []),
+    ];
+}
+
 export class Deployment {
     private readonly olds: Checkpoint;
     /** Resources of this run's state, in the order their steps completed. */
@@ -112,6 +123,8 @@ export class Deployment {
     private async register(req: Record<string, any>, replaceUrns: Set<string>): Promise<{ urn: string; id: string; object: Props }> {
         const urn = urnOf(this.run.stack, PROJECT, req.type, req.name, req.parent);
         if (this.failure) throw new Error(this.failure);
+        const unsupported = unsupportedOptions(req);
+        if (unsupported.length) throw new Error(`${urn}: the test engine does not implement ${unsupported.join(", ")}; add it to test/support/engine before using it`);
         if (this.operatedOn.has(urn)) throw new Error(`Duplicate resource URN '${urn}'; try giving it a unique name`);
         this.operatedOn.add(urn);
         const old = this.recreating.has(urn) ? undefined : this.olds.resources.find((r) => r.urn === urn && !this.deleted.has(r));
