@@ -218,8 +218,11 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
             "delete-replaced lab-master-1-vm",
             "replace lab-master-1-vm",
             "create-replacement lab-master-1-vm",
+            "replace lab-kubeadm-master-1-node",
             "create-replacement lab-kubeadm-master-1-node",
+            "replace lab-kubeadm-master-1-api-lb",
             "create-replacement lab-kubeadm-master-1-api-lb",
+            "replace lab-kubeadm-master-1-member",
             "create-replacement lab-kubeadm-master-1-member",
         ]);
         const calls = state.calls().slice(callsBefore);

@@ -165,9 +165,12 @@ export class Deployment {
     private async customSteps(goal: ResourceState, old: ResourceState | undefined, targetedReplace: boolean): Promise<ResourceState> {
         const recreating = this.recreating.has(goal.urn);
         const checked = await this.check(goal, recreating || !old ? undefined : old);
-        if (!old) {
-            return this.step(recreating ? "create-replacement" : "create", checked, () => this.create(checked)).then((s) => this.record(s, recreating ? "replace" : "create"));
+        if (!old && recreating) {
+            // `continueStepsFromImport`: a resource deleted for a dependency's delete-first replacement.
+            this.emitStep("replace", checked);
+            return this.step("create-replacement", checked, () => this.create(checked)).then((s) => this.record(s, "replace"));
         }
+        if (!old) return this.step("create", checked, () => this.create(checked)).then((s) => this.record(s, "create"));
         if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
         const diff: DiffAnswer = targetedReplace ? { changes: "some", replaces: ["id"], deleteBeforeReplace: false } : triggered ? { changes: "some", replaces: [], deleteBeforeReplace: false } : await this.diff(old, checked.inputs);
