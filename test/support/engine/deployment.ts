@@ -53,6 +53,7 @@ export class Deployment {
     private failure?: string;
     private stepsInFlight = 0;
     private sequence = 0;
+    private readonly started = Date.now();
     private host?: Promise<ProviderHost>;
     private readonly cloud: LabCloud;
     /** Steps waiting for a free slot under `--parallel`. */
@@ -74,7 +75,7 @@ export class Deployment {
     async up(options: UpOptions): Promise<RunResult> {
         if (options.preview) throw new EngineRunError("the test engine does not preview yet");
         this.slots.free = options.parallel ?? defaultParallel();
-        this.emit({ preludeEvent: { config: {} } });
+        this.emit({ preludeEvent: { config: this.blindedConfig() } });
         if (this.run.signal?.aborted) this.fail("update canceled");
         const replace = new Set(options.replace ?? []);
         let program: ProgramRun | undefined;
@@ -99,7 +100,7 @@ export class Deployment {
 
     /** `pulumi destroy`: every resource deleted, dependents first. */
     async destroy(): Promise<RunResult> {
-        this.emit({ preludeEvent: { config: {} } });
+        this.emit({ preludeEvent: { config: this.blindedConfig() } });
         await this.deleteAll(this.olds.resources.filter((r) => !this.deleted.has(r)));
         this.stackOutputs = {};
         return this.finish();
@@ -111,7 +112,7 @@ export class Deployment {
      * fails the refresh.
      */
     async refresh(): Promise<RunResult> {
-        this.emit({ preludeEvent: { config: {} } });
+        this.emit({ preludeEvent: { config: this.blindedConfig() } });
         const read = await Promise.all(this.olds.resources.map((r) => (r.custom ? this.step("refresh", r, () => this.read(r)).catch(() => r) : r)));
         for (const r of read) if (r) this.news.push(r);
         this.stackOutputs = this.olds.outputs;
@@ -332,7 +333,8 @@ export class Deployment {
     private async finish(): Promise<RunResult> {
         this.save();
         if (this.host) (await this.host).stop();
-        this.emit({ summaryEvent: { maybeCorrupt: false, durationSeconds: 0, resourceChanges: this.changes, policyPacks: {} } });
+        const result = this.run.signal?.aborted ? "canceled" : this.failure ? "failed" : "succeeded";
+        this.emit({ summaryEvent: { maybeCorrupt: false, durationSeconds: Math.ceil((Date.now() - this.started) / 1000), resourceChanges: this.changes, PolicyPacks: {}, isPreview: false, result } });
         if (this.failure) throw new EngineRunError(this.failure);
         const outputs = Object.fromEntries(Object.entries(this.stackOutputs).map(([k, v]) => [k, { value: plain(v), secret: isSecretValue(v) }]));
         return { outputs, changes: this.changes };
@@ -377,10 +379,15 @@ export class Deployment {
         this.emit({ diagnosticEvent: { ...(urn ? { urn } : {}), message: `${message}\n`, color: "never", severity } });
     }
 
+    /** The prelude's config: secrets blinded (pkg/engine/events.go). */
+    private blindedConfig(): Record<string, string> {
+        return Object.fromEntries(Object.entries(this.run.config).map(([k, v]) => [k, this.run.secretKeys.includes(k) ? "[secret]" : v]));
+    }
+
     private metadata(op: string, r: ResourceState) {
         const shown = (props: Props) => Object.fromEntries(Object.entries(props).filter(([k]) => k !== "__provider").map(([k, v]) => [k, isSecretValue(v) ? "[secret]" : v]));
         const state = { type: r.type, urn: r.urn, custom: r.custom, id: r.id, parent: r.parent, inputs: shown(r.inputs), outputs: shown(r.outputs) };
-        return { op, urn: r.urn, type: r.type, provider: "", new: state };
+        return { op, urn: r.urn, type: r.type, provider: "", old: null, new: state, detailedDiff: null };
     }
 
     private emit(event: Record<string, unknown>): void {
