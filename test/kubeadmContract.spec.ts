@@ -53,11 +53,32 @@ const STEPS = {
     },
 } as const;
 
+/** The init step: the cluster, on the first master; it has no VM id (the cluster outlives that VM). */
+const INIT = {
+    nodeName: "m-0",
+    address: "10.0.0.5",
+    apiServerPort: 6443,
+    endpoint: "10.0.0.100:16443",
+    podCidr: "192.168.0.0/16",
+    serviceCidr: "10.96.0.0/12",
+    kubernetesVersion: "1.31.4",
+    cniManifest: "https://example.com/calico.yaml",
+    proxy: { httpProxy: "", httpsProxy: "", noProxy: "" },
+    clusterGeneration: 0,
+    controlPlanes: [
+        { name: "m-0", connection: { ...connection, hostKeyFingerprint: "SHA256:first-vm" } },
+        { name: "m-1", connection: { ...connection, host: "10.0.0.6", hostKeyFingerprint: "SHA256:m-1" } },
+    ],
+};
+
 describe("kubeadm steps: check and diff through the real dynamic-provider host", function () {
     this.timeout(60_000);
     const hosts = new Map<string, ProviderHost>();
     before(async () => {
-        await Promise.all(Object.entries(STEPS).map(async ([kind, s]) => hosts.set(kind, await ProviderHost.start(s.file, s.provider))));
+        await Promise.all([
+            ...Object.entries(STEPS).map(async ([kind, s]) => hosts.set(kind, await ProviderHost.start(s.file, s.provider))),
+            ProviderHost.start("providers/kubernetes/kubeadmInit.ts", "kubeadmInitProvider").then((h) => hosts.set("init", h)),
+        ]);
     });
     after(() => {
         for (const h of hosts.values()) h.stop();
@@ -86,6 +107,26 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
             }
         });
     }
+
+    it("node: a new Kubernetes version is refused at check while the VM stays (nothing runs); a new VM takes it", async () => {
+        const host = hosts.get("node")!;
+        const olds = { connection, providerVersion: "1", ...STEPS.node.inputs };
+        const refused = (await host.check(olds, { ...olds, kubernetesVersion: "1.32.0" })).failures;
+        assert.deepEqual(refused.map((f) => f.property), ["kubernetesVersion"]);
+        assert.match(refused[0].reason, /^kubernetes\.version changed from 1\.31\.4 to 1\.32\.0: a running cluster is not upgraded by k8s-vnf, and nothing was changed\. .*heal the entire cluster \(heal\.generation\)/);
+        for (const vmId of ["vm-2", UNKNOWN]) assert.deepEqual((await host.check(olds, { ...olds, vmId, kubernetesVersion: "1.32.0" })).failures, [], `vmId ${vmId}`);
+        assert.deepEqual((await host.check({}, { ...olds, kubernetesVersion: "1.32.0" })).failures, [], "a new node");
+        assert.deepEqual((await host.check(olds, { ...olds, hostsEntries: [] })).failures, [], "other changes are updates");
+    });
+
+    it("init: a new Kubernetes version is refused at check unless the cluster is re-created (heal.generation)", async () => {
+        const host = hosts.get("init")!;
+        const olds = { connection, providerVersion: "2", ...INIT };
+        const refused = (await host.check(olds, { ...olds, kubernetesVersion: "1.32.0" })).failures;
+        assert.deepEqual(refused.map((f) => f.property), ["kubernetesVersion"]);
+        assert.match(refused[0].reason, /^kubernetes\.version changed from 1\.31\.4 to 1\.32\.0: a running cluster is not upgraded by k8s-vnf/);
+        assert.deepEqual((await host.check(olds, { ...olds, kubernetesVersion: "1.32.0", clusterGeneration: 1 })).failures, []);
+    });
 
     it("lb: a stopped HAProxy seen by refresh is drift an update repairs, though the inputs did not change", async () => {
         const host = hosts.get("lb")!;

@@ -1,15 +1,17 @@
 /**
  * KubeadmInit: the cluster itself, created once by `kubeadm init` on the first master, with the CNI.
  * Its outputs (admin kubeconfig, a join token valid for a day, the CA hash) are secret. Members join with
- * credentials they fetch fresh, so these outputs never go stale for them.
+ * credentials they fetch fresh, so these outputs never go stale for them. Its Kubernetes version is fixed
+ * (versionPin.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
-import { Failure, StepDefinition, StepProvider } from "../step";
+import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 import { InitSettings, joinCredentials, kubeadmInit, kubeadmReset, nodeStatus } from "./kubeadm";
 import { NodeProxy } from "./nodePrep";
+import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
 interface KubeadmInitInputs extends InitSettings {
     [key: string]: unknown;
@@ -50,7 +52,7 @@ const CIDR_RE = /^[0-9a-fA-F.:]+\/\d{1,3}$/;
 
 export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutputs> = {
     kind: "KubeadmInit",
-    version: "1",
+    version: "2",
     outputs: ["kubeconfig", "joinToken", "caCertHash"],
     replaceOn: ["endpoint", "podCidr", "serviceCidr", "clusterGeneration"],
     deleteBeforeReplace: true,
@@ -74,12 +76,8 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         return clusterOutputs(s);
     },
     async update(s, olds, news) {
-        if (olds.kubernetesVersion !== news.kubernetesVersion) {
-            throw new Error(
-                `kubernetes.version changed from ${olds.kubernetesVersion} to ${news.kubernetesVersion}: upgrading a running cluster is not done by this step; ` +
-                    "upgrade with kubeadm upgrade, or heal the entire cluster (heal.generation) to re-create it at the new version",
-            );
-        }
+        // Check refuses this first (versionPin.ts); kept for a check that was skipped.
+        if (olds.kubernetesVersion !== news.kubernetesVersion) throw new Error(versionChangeRefusal(olds.kubernetesVersion, news.kubernetesVersion));
         if (olds.cniManifest !== news.cniManifest || olds.proxy?.httpsProxy !== news.proxy.httpsProxy) await applyCni(s, news);
         return { kubeconfig: olds.kubeconfig, joinToken: olds.joinToken, caCertHash: olds.caCertHash };
     },
@@ -94,7 +92,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     },
 };
 
-export const kubeadmInitProvider = new StepProvider(kubeadmInitStep);
+export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep);
 
 export interface KubeadmInitArgs {
     /** How to log into the first master. */

@@ -1,12 +1,14 @@
 /**
  * KubernetesNode: a VM made ready for kubeadm (see nodePrep.sh). Replaced with its VM; its delete leaves
- * the VM as it is (the VM is about to go, or stays for something else).
+ * the VM as it is (the VM is about to go, or stays for something else). Its Kubernetes version is fixed
+ * while the VM stays (versionPin.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
-import { Failure, StepDefinition, StepProvider } from "../step";
+import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { loadNodeScript, parseReport } from "./scripts";
+import { VersionPinnedProvider } from "./versionPin";
 
 const SCRIPT = loadNodeScript("nodePrep.sh");
 
@@ -86,7 +88,7 @@ export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
     },
 };
 
-export const kubernetesNodeProvider = new StepProvider(kubernetesNodeStep);
+export const kubernetesNodeProvider = new VersionPinnedProvider(kubernetesNodeStep);
 
 export interface KubernetesNodeArgs {
     /** How to log into the VM. */
