@@ -119,9 +119,11 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             address: first.address,
             endpoint,
             proxy,
+            // The masters' current host keys: an update, never a replacement, when a master's VM is replaced.
+            controlPlanes: pulumi.all(controlPlaneRefs),
             ...clusterSettings(spec),
         },
-        // Not an input from the first VM: healing that VM must not re-create the cluster.
+        // Nothing from the first VM replaces the init: healing that VM must not re-create the cluster.
         { ...child, dependsOn: [masterNodes[0], ...loadBalancers.slice(0, 1)] },
     );
 

@@ -322,4 +322,15 @@ describe("resource graphs: lifecycle findings (issue 9)", () => {
         const simple = rulePorts((await build("simple")).graph, "simple-nodes-sg");
         assert.ok(!simple.some((r) => r.startsWith("tcp:16443")), "no HAProxy port without HA");
     });
+
+    it("the init reaches the masters by the host keys their node steps saw last, so a healed master-0 (new keys) is still reached; its own login carries no key", async () => {
+        const { graph } = await build("complex", undefined, { [T.node]: { hostKeyFingerprint: "SHA256:current-key" } });
+        const init = graph.named("complex-kubeadm-init");
+        assert.ok(isSecret(init.inputs.controlPlanes), "the masters' logins are secret");
+        const controlPlanes = init.inputs.controlPlanes.value;
+        assert.deepEqual(controlPlanes.map((c: any) => c.name), ["complex-master-0", "complex-master-1", "complex-master-2"], "the first master (where init runs) first");
+        for (const c of controlPlanes) assert.equal(c.connection.hostKeyFingerprint, "SHA256:current-key", c.name);
+        assert.equal(init.inputs.connection.value.hostKeyFingerprint, undefined, "a key in the init's identity would make a healed master-0 replace the cluster");
+        assert.equal(init.inputs.vmId, undefined);
+    });
 });

@@ -128,6 +128,31 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
         assert.deepEqual((await host.check(olds, { ...olds, kubernetesVersion: "1.32.0", clusterGeneration: 1 })).failures, []);
     });
 
+    it("init: the masters must be listed, the first master first", async () => {
+        const host = hosts.get("init")!;
+        const news = { connection, providerVersion: "2", ...INIT };
+        assert.deepEqual((await host.check({}, news)).failures, []);
+        for (const controlPlanes of [[], [INIT.controlPlanes[1], INIT.controlPlanes[0]], [{ name: "m-0" }]]) {
+            assert.deepEqual((await host.check({}, { ...news, controlPlanes })).failures.map((f) => f.property), ["controlPlanes"], JSON.stringify(controlPlanes));
+        }
+        assert.deepEqual((await host.check({}, { ...news, controlPlanes: UNKNOWN })).failures, []);
+    });
+
+    it("init: a replaced master-0 (its host key unknown, then new) updates the init, never replaces it; a new cluster generation replaces it, delete first", async () => {
+        const host = hosts.get("init")!;
+        const olds = { connection, providerVersion: "2", ...INIT, caCertHash: hash, kubeconfig: "k", joinToken: "t" };
+        const news = { connection, providerVersion: "2", ...INIT };
+        assert.equal((await host.diff("id", olds, news)).changes, "none");
+        // What the engine asks when master-0's node step is replaced (calculateDependentReplacements), then the new key.
+        const healed = [UNKNOWN, [{ ...INIT.controlPlanes[0], connection: { ...connection, hostKeyFingerprint: "SHA256:new-vm" } }, INIT.controlPlanes[1]]];
+        for (const controlPlanes of healed) {
+            const d = await host.diff("id", olds, { ...news, controlPlanes });
+            assert.deepEqual([d.changes, d.replaces], ["some", []], JSON.stringify(controlPlanes));
+        }
+        const regenerated = await host.diff("id", olds, { ...news, clusterGeneration: 1 });
+        assert.deepEqual([regenerated.replaces, regenerated.deleteBeforeReplace], [["clusterGeneration"], true]);
+    });
+
     it("lb: a stopped HAProxy seen by refresh is drift an update repairs, though the inputs did not change", async () => {
         const host = hosts.get("lb")!;
         const news = { connection, providerVersion: "1", ...STEPS.lb.inputs };

@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts } from "../step";
-import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, HostKeyMismatchError, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -50,6 +50,25 @@ export function onControlPlane<T>(hosts: Hosts, candidates: ControlPlaneRef[], f
         (s, index) => fn(s, candidates[index]),
         isControlPlane,
     );
+}
+
+/**
+ * Runs `fn` on the first of `candidates` that answers and is a control-plane node. Undefined when every one
+ * answered and none is one any more (the cluster is gone); a ConnectError when none could tell.
+ */
+export async function onControlPlaneIfAny<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
+    const silent: string[] = [];
+    for (const candidate of candidates) {
+        try {
+            const found = await hosts.first([candidate.connection], `control-plane node ${candidate.name}`, async (s) => ((await isControlPlane(s)) ? { value: await fn(s, candidate) } : undefined));
+            if (found) return found.value;
+        } catch (e) {
+            if (!(e instanceof ConnectError)) throw e;
+            silent.push(candidate.name);
+        }
+    }
+    if (silent.length) throw new ConnectError(`no control-plane node could tell: ${silent.join(", ")} did not answer, and none of the others is one`);
+    return undefined;
 }
 
 /** The node's Ready condition, or undefined when the cluster has no such node. */
@@ -177,11 +196,16 @@ export async function kubeadmReset(node: SshSession): Promise<void> {
     await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
 }
 
-/** The last part of a member's removal: reset the node if it still answers; a dead VM has nothing to reset. */
-export async function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget }): Promise<void> {
-    await hosts.first([node.connection], `node ${node.nodeName}`, (s) => kubeadmReset(s)).catch((e) => {
-        if (!(e instanceof ConnectError)) throw e;
-        console.log(`[${kind} ${node.nodeName}] host unreachable; not reset`);
+/**
+ * The last part of a removal: reset the node if it still answers as the machine it was (its pinned or
+ * recorded host key). A dead VM, or a new VM in its place, has nothing of this cluster to reset.
+ */
+export async function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget; hostKeyFingerprint?: string }): Promise<void> {
+    const target = { ...node.connection, hostKeyFingerprint: node.connection.hostKeyFingerprint ?? node.hostKeyFingerprint };
+    await hosts.first([target], `node ${node.nodeName}`, (s) => kubeadmReset(s)).catch((e) => {
+        if (e instanceof HostKeyMismatchError) console.log(`[${kind} ${node.nodeName}] another machine answers at its address (a new VM); not reset`);
+        else if (e instanceof ConnectError) console.log(`[${kind} ${node.nodeName}] host unreachable; not reset`);
+        else throw e;
     });
 }
 

@@ -1,15 +1,18 @@
 /**
  * KubeadmInit: the cluster itself, created once by `kubeadm init` on the first master, with the CNI.
  * Its outputs (admin kubeconfig, a join token valid for a day, the CA hash) are secret. Members join with
- * credentials they fetch fresh, so these outputs never go stale for them. Its Kubernetes version is fixed
- * (versionPin.ts).
+ * credentials they fetch fresh, so these outputs never go stale for them.
+ *
+ * The cluster outlives its first VM (an HA heal of master-0 keeps it), so the step has no session of its
+ * own: it reaches the masters through `controlPlanes`, each pinned to the host key its KubernetesNode saw
+ * last, so a healed master-0 is reached by its new key. Its Kubernetes version is fixed (versionPin.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { InitSettings, joinCredentials, kubeadmInit, kubeadmReset, nodeStatus } from "./kubeadm";
+import { ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, nodeStatus, onControlPlane, onControlPlaneIfAny, resetIfReachable } from "./kubeadm";
 import { NodeProxy } from "./nodePrep";
 import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
@@ -20,6 +23,8 @@ interface KubeadmInitInputs extends InitSettings {
     proxy: NodeProxy;
     /** Raising it re-creates the cluster (entire-cluster heal). */
     clusterGeneration: number;
+    /** Every master, the first (where init runs) first, each with its pinned host key. */
+    controlPlanes: ControlPlaneRef[];
 }
 
 interface KubeadmInitOutputs {
@@ -57,45 +62,54 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     replaceOn: ["endpoint", "podCidr", "serviceCidr", "clusterGeneration"],
     deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,
+    ownHost: false,
     validate(i): Failure[] {
         const failures: Failure[] = [];
         if (typeof i.endpoint !== "string" || !/^[0-9a-zA-Z.:-]+:\d+$/.test(i.endpoint)) failures.push({ property: "endpoint", reason: "must be host:port" });
         for (const key of ["podCidr", "serviceCidr"] as const) if (typeof i[key] !== "string" || !CIDR_RE.test(i[key] as string)) failures.push({ property: key, reason: "must be a CIDR" });
         if (typeof i.cniManifest !== "string" || !/^(https?:\/\/\S+|\/\S+)$/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must be an http(s) URL or an absolute path on the master" });
         if (!Number.isInteger(i.clusterGeneration) || (i.clusterGeneration as number) < 0) failures.push({ property: "clusterGeneration", reason: "must be a whole number ≥ 0" });
+        const cps = i.controlPlanes;
+        if (!Array.isArray(cps) || cps.length === 0 || cps.some((c) => typeof c?.name !== "string" || !c.connection) || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
+            failures.push({ property: "controlPlanes", reason: "must list every master as {name, connection}, the first master (nodeName) first" });
+        }
         return failures;
     },
     id: (i) => `${i.connection.host}:kubeadm-init`,
-    async create(s, i) {
-        // A re-run after a failure half-way: the cluster is there, only what followed init is redone.
-        if ((await nodeStatus(s, i.nodeName).catch(() => undefined)) === undefined) {
-            await kubeadmInit(s, i);
-            console.log(`[KubeadmInit ${i.nodeName}] control plane initialized at ${i.endpoint}`);
-        }
-        await applyCni(s, i);
-        return clusterOutputs(s);
-    },
-    async update(s, olds, news) {
+    create: (_s, i, hosts) =>
+        hosts.on(i.controlPlanes[0].connection, async (s) => {
+            // A re-run after a failure half-way: the cluster is there, only what followed init is redone.
+            if ((await nodeStatus(s, i.nodeName).catch(() => undefined)) === undefined) {
+                await kubeadmInit(s, i);
+                console.log(`[KubeadmInit ${i.nodeName}] control plane initialized at ${i.endpoint}`);
+            }
+            await applyCni(s, i);
+            return clusterOutputs(s);
+        }),
+    async update(_s, olds, news, hosts) {
         // Check refuses this first (versionPin.ts); kept for a check that was skipped.
         if (olds.kubernetesVersion !== news.kubernetesVersion) throw new Error(versionChangeRefusal(olds.kubernetesVersion, news.kubernetesVersion));
-        if (olds.cniManifest !== news.cniManifest || olds.proxy?.httpsProxy !== news.proxy.httpsProxy) await applyCni(s, news);
+        if (olds.cniManifest !== news.cniManifest || olds.proxy?.httpsProxy !== news.proxy.httpsProxy) await onControlPlane(hosts, news.controlPlanes, (cp) => applyCni(cp, news));
         return { kubeconfig: olds.kubeconfig, joinToken: olds.joinToken, caCertHash: olds.caCertHash };
     },
-    async delete(s) {
-        await kubeadmReset(s);
+    async delete() {
+        // deleteAcross does the work.
     },
-    async read(s, outs) {
-        const status = await nodeStatus(s, outs.nodeName).catch(() => undefined);
-        if (status === undefined) return undefined;
-        const hash = await joinCredentials(s, false, "1m").then((c) => c.caCertHash);
-        return { caCertHash: hash };
+    async deleteAcross(hosts, outs) {
+        // After an entire-cluster heal the first master is a new VM (another host key): nothing to reset there.
+        const first = outs.controlPlanes[0];
+        await resetIfReachable(hosts, "KubeadmInit", { nodeName: first.name, connection: first.connection });
+    },
+    async read(_s, outs, hosts) {
+        const caCertHash = await onControlPlaneIfAny(hosts, outs.controlPlanes, (cp) => joinCredentials(cp, false, "1m").then((c) => c.caCertHash));
+        return caCertHash === undefined ? undefined : { caCertHash };
     },
 };
 
 export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep);
 
 export interface KubeadmInitArgs {
-    /** How to log into the first master. */
+    /** The first master's login: identifies the step (it works through `controlPlanes`). */
     connection: pulumi.Input<SshTarget>;
     /** The first master's node name. */
     nodeName: pulumi.Input<string>;
@@ -117,6 +131,8 @@ export interface KubeadmInitArgs {
     proxy: pulumi.Input<NodeProxy>;
     /** Entire-cluster heal generation. */
     clusterGeneration: pulumi.Input<number>;
+    /** Every master, the first first, each pinned to its current host key (secret: their logins). */
+    controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
 export class KubeadmInit extends StepResource {
@@ -126,6 +142,9 @@ export class KubeadmInit extends StepResource {
     declare readonly caCertHash: pulumi.Output<string>;
 
     constructor(name: string, args: KubeadmInitArgs, opts?: pulumi.CustomResourceOptions) {
-        super(kubeadmInitProvider, kubeadmInitStep, name, args, opts, { outputs: ["kubeconfig", "joinToken", "caCertHash"] });
+        // The masters' logins: a secret input, whose stored output the engine keeps secret as well (annotateSecrets,
+        // sdk/go/common/resource/plugin/provider_plugin.go: a dynamic provider does not accept secrets).
+        const inputs = { ...args, controlPlanes: pulumi.secret(args.controlPlanes) };
+        super(kubeadmInitProvider, kubeadmInitStep, name, inputs, opts, { outputs: ["kubeconfig", "joinToken", "caCertHash"] });
     }
 }

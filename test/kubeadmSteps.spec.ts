@@ -1,0 +1,210 @@
+import { strict as assert } from "node:assert";
+import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
+import { kubeadmInitStep } from "../providers/kubernetes/kubeadmInit";
+import { Hosts, StepEnvelope } from "../providers/step";
+import { ConnectError, ExecResult, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget } from "../providers/transport/ssh";
+import { ShellText } from "../providers/transport/shell";
+
+/**
+ * The kubeadm steps' create/update/delete/read logic against a scripted cluster: machines (an address, a
+ * host key, the files kubeadm leaves) and the cluster's Node objects and etcd members. kubeadm and kubectl
+ * answer as the lab stand-ins do, refusing a join over a previous membership's files (kubeadm's preflight).
+ */
+const HASH = `sha256:${"c".repeat(64)}`;
+const KUBELET_CONF = "/etc/kubernetes/kubelet.conf";
+const ADMIN_CONF = "/etc/kubernetes/admin.conf";
+const MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+
+interface Machine {
+    name: string;
+    key: string;
+    files: Set<string>;
+    up: boolean;
+}
+
+class World {
+    readonly machines = new Map<string, Machine>();
+    readonly nodes = new Set<string>();
+    readonly etcd = new Map<string, string>();
+    /** "address command" for every command run, in order. */
+    readonly calls: string[] = [];
+    /** The targets sessions were opened with. */
+    readonly logins: SshTarget[] = [];
+    private uploaded = "";
+
+    machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
+        const files = state === "fresh" ? [] : state === "worker" ? [KUBELET_CONF] : [KUBELET_CONF, ADMIN_CONF, MANIFEST];
+        this.machines.set(address, { name, key, files: new Set(files), up: true });
+        if (state !== "fresh") this.nodes.add(name);
+        if (state === "master") this.etcd.set(name, String(this.etcd.size + 1));
+        return { host: address, username: "ubuntu", password: "pw", hostKeyFingerprint: key };
+    }
+
+    ref(address: string): ControlPlaneRef {
+        const m = this.machines.get(address)!;
+        return { name: m.name, connection: { host: address, username: "ubuntu", password: "pw", hostKeyFingerprint: m.key } };
+    }
+
+    session(address: string): SshSession {
+        const m = this.machines.get(address)!;
+        const exec = async (command: ShellText, options: { allowFailure?: boolean } = {}): Promise<ExecResult> => {
+            this.calls.push(`${address} ${command.text}`);
+            const result = this.run(m, command.text);
+            if (result.code !== 0 && !options.allowFailure) throw new RemoteCommandError(`${address}: command exited ${result.code}: ${result.stderr}`, result.code);
+            return result;
+        };
+        const fake = {
+            hostKeyFingerprint: m.key,
+            exec,
+            runScript: async (_script: string, args: ReadonlyArray<string | number>) => {
+                this.calls.push(`${address} script ${args.join(" ")}`);
+                return { code: 0, stdout: "", stderr: "" };
+            },
+            upload: async (content: string) => {
+                this.uploaded = content;
+            },
+            close: () => undefined,
+        };
+        return fake as unknown as SshSession;
+    }
+
+    /** Hosts as the step pattern gives them: pinned keys enforced, dead hosts skipped by `first`. */
+    hosts(): Hosts {
+        const open = (target: SshTarget) => {
+            const m = this.machines.get(target.host);
+            if (!m?.up) throw new ConnectError(`cannot connect to ${target.host}`);
+            if (target.hostKeyFingerprint && target.hostKeyFingerprint !== m.key) throw new HostKeyMismatchError(`host key of ${target.host} changed: expected ${target.hostKeyFingerprint}, got ${m.key}`);
+            this.logins.push(target);
+            return this.session(target.host);
+        };
+        return {
+            on: async (target, fn) => fn(open(target)),
+            first: async (targets, what, fn, usable) => {
+                for (const [index, target] of targets.entries()) {
+                    let s: SshSession;
+                    try {
+                        s = open(target);
+                    } catch (e) {
+                        if (e instanceof ConnectError) continue;
+                        throw e;
+                    }
+                    if (usable && !(await usable(s))) continue;
+                    return fn(s, index);
+                }
+                throw new ConnectError(`none of the ${what} answered`);
+            },
+        };
+    }
+
+    private run(m: Machine, text: string): ExecResult {
+        const ok = (stdout = "") => ({ code: 0, stdout, stderr: "" });
+        const fail = (stderr: string) => ({ code: 1, stdout: "", stderr });
+        let match: RegExpExecArray | null;
+        if ((match = /^test -f (\S+)$/.exec(text))) return m.files.has(match[1]) ? ok() : fail("");
+        if (/^kubectl /.test(text) && !m.files.has(ADMIN_CONF)) return fail("The connection to the server localhost:8080 was refused");
+        if ((match = /^kubectl --kubeconfig \S+ get node (\S+) -o /.exec(text))) return this.nodes.has(match[1]) ? ok("True") : fail(`Error from server (NotFound): nodes "${match[1]}" not found`);
+        if ((match = /^kubectl --kubeconfig \S+ delete node (\S+) /.exec(text))) return this.nodes.delete(match[1]), ok();
+        if (/ etcdctl .* member list -w json$/.test(text)) return ok(JSON.stringify({ members: [...this.etcd].map(([name, id]) => ({ ID: Number(id), name })) }));
+        if ((match = / etcdctl .* member remove (\S+)$/.exec(text))) {
+            const name = [...this.etcd].find(([, id]) => BigInt(id).toString(16) === match![1])?.[0];
+            return name ? (this.etcd.delete(name), ok()) : fail("member not found");
+        }
+        if (/ kubectl --kubeconfig \S+ apply -f /.test(text)) return ok();
+        if (/^kubeadm token create /.test(text)) return ok(`kubeadm join x --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash ${HASH}`);
+        if (/^kubeadm init phase upload-certs /.test(text)) return ok("d".repeat(64));
+        if (/^kubeadm reset -f /.test(text)) {
+            if (m.files.has(ADMIN_CONF)) this.etcd.delete(m.name);
+            m.files.clear();
+            return ok();
+        }
+        if (/^kubeadm join --config /.test(text)) {
+            const controlPlane = /certificateKey:/.test(this.uploaded);
+            for (const file of controlPlane ? [KUBELET_CONF, MANIFEST] : [KUBELET_CONF]) {
+                if (m.files.has(file)) return fail(`[ERROR FileAvailable-${file.replace(/\//g, "-")}]: ${file} already exists`);
+            }
+            if (this.nodes.has(m.name)) return fail(`a Node with name "${m.name}" already exists in the cluster`);
+            this.nodes.add(m.name);
+            m.files.add(KUBELET_CONF);
+            if (controlPlane) {
+                [ADMIN_CONF, MANIFEST].forEach((f) => m.files.add(f));
+                this.etcd.set(m.name, String(100 + this.etcd.size));
+            }
+            return ok();
+        }
+        throw new Error(`the scripted cluster has no answer for: ${text}`);
+    }
+}
+
+/** The session a step without a host of its own gets (as step.ts gives it): any use fails the test. */
+const NO_SESSION = new Proxy({} as SshSession, {
+    get: (_t, property) => {
+        throw new Error(`the step used its own session (${String(property)})`);
+    },
+});
+
+const envelope = (connection: SshTarget): StepEnvelope => ({ connection, providerVersion: "2" });
+/** The kubeadm resets and joins run on a machine, in order. */
+const joins = (w: World, address: string) => w.calls.filter((c) => c.startsWith(`${address} kubeadm `)).map((c) => c.split(" ")[2]).filter((sub) => sub === "reset" || sub === "join");
+
+describe("kubeadm steps against a scripted cluster", () => {
+    describe("the init works through the masters' current host keys, never a session of its own", () => {
+        const initState = (w: World, masters: string[]) => ({
+            ...envelope({ host: masters[0], username: "ubuntu", password: "pw" }),
+            nodeName: "m-0",
+            address: masters[0],
+            apiServerPort: 6443,
+            endpoint: "10.0.0.100:16443",
+            podCidr: "192.168.0.0/16",
+            serviceCidr: "10.96.0.0/12",
+            kubernetesVersion: "1.31.4",
+            cniManifest: "https://example.com/calico.yaml",
+            proxy: { httpProxy: "", httpsProxy: "", noProxy: "" },
+            clusterGeneration: 0,
+            controlPlanes: masters.map((m) => w.ref(m)),
+            kubeconfig: "k",
+            joinToken: "t",
+            caCertHash: HASH,
+        });
+
+        it("after master-0's VM was replaced (new host keys, pinned by its node step), refresh, update and delete reach it", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "master", "SHA256:healed-vm");
+            w.machine("10.0.0.6", "m-1", "master");
+            const state = initState(w, ["10.0.0.5", "10.0.0.6"]);
+            assert.equal(kubeadmInitStep.ownHost, false);
+            assert.deepEqual(await kubeadmInitStep.read(NO_SESSION, state, w.hosts()), { caCertHash: HASH });
+            await kubeadmInitStep.update(NO_SESSION, state, { ...state, cniManifest: "https://example.com/calico-2.yaml" }, w.hosts());
+            assert.ok(w.calls.some((c) => c.startsWith("10.0.0.5 ") && c.includes("calico-2.yaml")));
+            await kubeadmInitStep.deleteAcross!(w.hosts(), state);
+            assert.deepEqual(joins(w, "10.0.0.5"), ["reset"]);
+            assert.ok(w.logins.every((t) => t.hostKeyFingerprint === w.machines.get(t.host)!.key), "every login pinned to the host's current key");
+        });
+
+        it("refresh with master-0 down asks the next master", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "master");
+            w.machine("10.0.0.6", "m-1", "master");
+            w.machines.get("10.0.0.5")!.up = false;
+            assert.deepEqual(await kubeadmInitStep.read(NO_SESSION, initState(w, ["10.0.0.5", "10.0.0.6"]), w.hosts()), { caCertHash: HASH });
+        });
+
+        it("refresh: the cluster is gone only when every master answers and none is a control-plane node; none answering fails the refresh", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "fresh");
+            w.machine("10.0.0.6", "m-1", "fresh");
+            const state = initState(w, ["10.0.0.5", "10.0.0.6"]);
+            assert.equal(await kubeadmInitStep.read(NO_SESSION, state, w.hosts()), undefined);
+            for (const m of w.machines.values()) m.up = false;
+            await assert.rejects(kubeadmInitStep.read(NO_SESSION, state, w.hosts()), ConnectError);
+        });
+
+        it("delete after an entire-cluster heal: master-0 is another machine by then (another key), so nothing is reset and the delete succeeds", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "fresh", "SHA256:newer-vm");
+            const state = initState(w, ["10.0.0.5"]);
+            state.controlPlanes[0].connection.hostKeyFingerprint = "SHA256:first-vm";
+            await kubeadmInitStep.deleteAcross!(w.hosts(), state);
+            assert.deepEqual(joins(w, "10.0.0.5"), []);
+        });
+    });
+});
