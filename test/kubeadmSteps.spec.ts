@@ -1,6 +1,8 @@
 import { strict as assert } from "node:assert";
+import { controlPlaneMemberStep } from "../providers/kubernetes/controlPlaneMember";
 import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
 import { kubeadmInitStep } from "../providers/kubernetes/kubeadmInit";
+import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { Hosts, StepEnvelope } from "../providers/step";
 import { ConnectError, ExecResult, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget } from "../providers/transport/ssh";
 import { ShellText } from "../providers/transport/shell";
@@ -147,6 +149,78 @@ const envelope = (connection: SshTarget): StepEnvelope => ({ connection, provide
 const joins = (w: World, address: string) => w.calls.filter((c) => c.startsWith(`${address} kubeadm `)).map((c) => c.split(" ")[2]).filter((sub) => sub === "reset" || sub === "join");
 
 describe("kubeadm steps against a scripted cluster", () => {
+    describe("a member whose Node was deleted joins again (README: refresh drops it, the next up joins it)", () => {
+        it("worker: it still has kubelet.conf, so it is reset first, then joins", async () => {
+            const w = new World();
+            const master = w.machine("10.0.0.5", "m-0", "master");
+            const worker = w.machine("10.0.0.7", "w-0", "worker");
+            w.nodes.delete("w-0");
+            const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
+            await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
+            assert.deepEqual(joins(w, worker.host), ["reset", "join"]);
+            assert.ok(w.nodes.has("w-0"));
+        });
+
+        it("worker: joined and in the cluster, create changes nothing", async () => {
+            const w = new World();
+            const master = w.machine("10.0.0.5", "m-0", "master");
+            const worker = w.machine("10.0.0.7", "w-0", "worker");
+            const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
+            await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
+            assert.deepEqual(joins(w, worker.host), []);
+        });
+
+        it("worker: a new VM under a name the cluster still has: the old Node goes, the new VM joins without a reset", async () => {
+            const w = new World();
+            const master = w.machine("10.0.0.5", "m-0", "master");
+            const worker = w.machine("10.0.0.7", "w-0", "fresh");
+            w.nodes.add("w-0");
+            const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
+            await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
+            assert.deepEqual(joins(w, worker.host), ["join"]);
+        });
+
+        const masterInputs = (w: World, self: SshTarget, name: string, peers: string[]) => ({
+            ...envelope(self),
+            vmId: "vm",
+            nodeName: name,
+            address: self.host,
+            apiServerPort: 6443,
+            endpoint: "10.0.0.100:16443",
+            caCertHash: HASH,
+            peers: peers.map((p) => w.ref(p)),
+            loadBalanced: true,
+        });
+
+        it("master (HA): its manifests and etcd data would fail the join's preflight, so it is reset first (its etcd member goes), then joins the control plane through a peer and is back in every peer's HAProxy", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const m1 = w.machine("10.0.0.6", "m-1", "master");
+            w.nodes.delete("m-1");
+            await controlPlaneMemberStep.create(w.session(m1.host), masterInputs(w, m1, "m-1", [m0.host]), w.hosts());
+            assert.deepEqual(joins(w, m1.host), ["reset", "join"]);
+            assert.ok(w.nodes.has("m-1"));
+            assert.deepEqual([...w.etcd.keys()].sort(), ["m-0", "m-1"]);
+            assert.ok(w.calls.includes(`${m0.host} script server-state m-1 ready`));
+        });
+
+        it("master: the only one, joined but without its Node, is refused with advice; nothing is reset", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            w.nodes.delete("m-0");
+            await assert.rejects(controlPlaneMemberStep.create(w.session(m0.host), masterInputs(w, m0, "m-0", []), w.hosts()), /m-0 joined once, but the cluster has no Node of it.*restart its kubelet.*heal the entire cluster \(heal\.generation\)/);
+            assert.deepEqual(joins(w, m0.host), []);
+        });
+
+        it("master-0 right after init is a member already, asked of itself: its peers have not joined yet", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const m1 = w.machine("10.0.0.6", "m-1", "fresh");
+            await controlPlaneMemberStep.create(w.session(m0.host), masterInputs(w, m0, "m-0", [m1.host]), w.hosts());
+            assert.deepEqual(joins(w, m0.host), []);
+        });
+    });
+
     describe("the init works through the masters' current host keys, never a session of its own", () => {
         const initState = (w: World, masters: string[]) => ({
             ...envelope({ host: masters[0], username: "ubuntu", password: "pw" }),

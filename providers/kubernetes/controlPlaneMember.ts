@@ -3,13 +3,16 @@
  * `kubeadm init`; the others join with `--control-plane` and a certificate key fetched for the occasion.
  * Delete (a heal or fewer masters) takes the master out on its peers first: its Node object, its etcd
  * member (by exact name, 64-bit ID), its backend in every peer's HAProxy; then `kubeadm reset` on the
- * master when it answers. After a join, the master is back in every peer's HAProxy.
+ * master when it answers. After a join, the master is back in every peer's HAProxy. A master that joined
+ * once but whose Node the cluster no longer has is reset and joins again through a peer.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { Failure, StepDefinition, StepProvider } from "../step";
+import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
-import { ConnectError, SshTarget } from "../transport/ssh";
-import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers } from "./kubeadm";
+import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
+import {
+    clusterJoinCredentials, ControlPlaneRef, hasJoined, isControlPlane, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
+} from "./kubeadm";
 import { loadNodeScript } from "./scripts";
 
 const LOAD_BALANCER_SCRIPT = loadNodeScript("apiLoadBalancer.sh");
@@ -34,9 +37,15 @@ interface ControlPlaneMemberState {
     nodeStatus?: NodeStatus;
 }
 
+/** The node's status as the cluster sees it: asked of the node itself if it is a control-plane node, else of a peer. */
+async function nodeStatusOnCluster(node: SshSession, name: string, peers: ControlPlaneRef[], hosts: Hosts): Promise<NodeStatus | undefined> {
+    if (await isControlPlane(node)) return nodeStatus(node, name);
+    return peers.length === 0 ? undefined : onControlPlane(hosts, peers, (cp) => nodeStatus(cp, name));
+}
+
 export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
     kind: "ControlPlaneMember",
-    version: "1",
+    version: "2",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
@@ -49,21 +58,35 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
     },
     id: (i) => `${i.connection.host}:${i.nodeName}`,
     async create(node, i, hosts) {
-        if ((await hasJoined(node)) && (await nodeStatus(node, i.nodeName).catch(() => undefined)) !== undefined) {
+        const joined = await hasJoined(node);
+        // Asked of the node itself when it runs a control plane (the first master, right after init), else of a peer.
+        const inCluster = joined && (await nodeStatusOnCluster(node, i.nodeName, i.peers, hosts)) !== undefined;
+        if (inCluster) {
             console.log(`[ControlPlaneMember ${i.nodeName}] already a control-plane node`);
         } else {
+            if (i.peers.length === 0 && joined) {
+                throw new Error(
+                    `${i.nodeName} joined once, but the cluster has no Node of it, and there is no other master to join again through: ` +
+                        "restart its kubelet (it registers its Node again), or heal the entire cluster (heal.generation)",
+                );
+            }
             if (i.peers.length === 0) {
                 throw new Error(
                     `${i.nodeName} is not a control-plane node and there is no other master to join through: ` +
                         "a single-master cluster cannot heal its master node by node (the only etcd member went with it); heal the entire cluster (heal.generation)",
                 );
             }
+            if (joined) {
+                // Its Node was deleted: kubeadm's preflight refuses a control-plane join over the previous one's
+                // manifests and etcd data, and reset also takes its etcd member out while etcd answers.
+                console.log(`[ControlPlaneMember ${i.nodeName}] joined once, but the cluster has no Node of it: resetting it to join again`);
+                await kubeadmReset(node);
+            }
             const credentials = await onControlPlane(hosts, i.peers, async (cp, via) => {
-                // This host has not joined, so a Node or etcd member of its name is what its old VM left.
-                if ((await nodeStatus(cp, i.nodeName)) !== undefined) {
-                    await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
-                    await removeEtcdMember(cp, via.name, i.nodeName);
-                    console.log(`[ControlPlaneMember ${i.nodeName}] removed what a previous VM of this name left in the cluster`);
+                // This host is no member, so a Node or etcd member of its name is what a previous one left.
+                if ((await nodeStatus(cp, i.nodeName)) !== undefined) await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
+                if ((await removeEtcdMember(cp, via.name, i.nodeName)) === "removed") {
+                    console.log(`[ControlPlaneMember ${i.nodeName}] removed what a previous member of this name left in the cluster`);
                 }
                 return clusterJoinCredentials(cp, true, i.caCertHash);
             });

@@ -1,6 +1,7 @@
 /**
  * WorkerMember: one worker's membership of the cluster. Create joins it (a bootstrap token fetched from a
- * control-plane node for the occasion). Delete drains it on a control-plane node with a real timeout (a
+ * control-plane node for the occasion); a worker that joined once but whose Node the cluster no longer has
+ * is reset first and joins again. Delete drains it on a control-plane node with a real timeout (a
  * failed drain fails the delete, so the engine keeps the VM under running pods), deletes its Node object,
  * then runs `kubeadm reset` on the worker when it answers.
  */
@@ -8,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
-import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -29,7 +30,7 @@ interface WorkerMemberState {
 
 export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
     kind: "WorkerMember",
-    version: "1",
+    version: "2",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
@@ -43,18 +44,26 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
     },
     id: (i) => `${i.connection.host}:${i.nodeName}`,
     async create(node, i, hosts) {
-        if (await hasJoined(node)) {
-            console.log(`[WorkerMember ${i.nodeName}] already joined`);
-            return { nodeStatus: "Ready" };
-        }
+        const joined = await hasJoined(node);
         const credentials = await onControlPlane(hosts, i.controlPlanes, async (cp) => {
+            const status = await nodeStatus(cp, i.nodeName);
+            if (joined && status !== undefined) return undefined;
             // This host has not joined, so a Node of its name is what its old VM left.
-            if ((await nodeStatus(cp, i.nodeName)) !== undefined) {
+            if (status !== undefined) {
                 await kubectl(cp, ["delete", "node", i.nodeName, "--ignore-not-found"]);
                 console.log(`[WorkerMember ${i.nodeName}] removed the Node a previous VM of this name left`);
             }
             return clusterJoinCredentials(cp, false, i.caCertHash);
         });
+        if (!credentials) {
+            console.log(`[WorkerMember ${i.nodeName}] already joined`);
+            return { nodeStatus: "Ready" };
+        }
+        if (joined) {
+            // Its Node was deleted: kubeadm's preflight refuses a join over the files of the previous one.
+            console.log(`[WorkerMember ${i.nodeName}] joined once, but the cluster has no Node of it: resetting it to join again`);
+            await kubeadmReset(node);
+        }
         await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint }, credentials);
         return { nodeStatus: "Ready" };
     },
