@@ -45,8 +45,16 @@ export class LabStack {
         return this.track((run) => up(run, options));
     }
 
-    refresh(): Promise<RunResult> {
-        return this.track(refresh);
+    /** `pulumi refresh`, of the resources named in `targets` only when given. */
+    refresh(targets?: string[]): Promise<RunResult> {
+        return this.track((run) => refresh(run, { targets: targets?.map((name) => this.urnOf(name)) }));
+    }
+
+    /** The URN of the resource named `name` in the state. */
+    urnOf(name: string): string {
+        const r = this.state().find((s) => s.urn.endsWith(`::${name}`));
+        if (!r) throw new Error(`no resource ${name} in the state`);
+        return r.urn;
     }
 
     destroy(): Promise<RunResult> {
@@ -66,8 +74,7 @@ export class LabStack {
 
     /** The outputs of the resource named `name`, secrets unwrapped. */
     outputsOf(name: string): Record<string, any> {
-        const r = this.state().find((s) => s.urn.endsWith(`::${name}`));
-        if (!r) throw new Error(`no resource ${name} in the state`);
+        const r = this.state().find((s) => s.urn === this.urnOf(name))!;
         return JSON.parse(JSON.stringify(r.outputs), (_k, v) => (v && typeof v === "object" && "4dabf18193072939515e22adb298388d" in v ? v.value : v));
     }
 

@@ -46,6 +46,11 @@ export interface UpOptions {
     parallel?: number;
 }
 
+export interface RefreshOptions {
+    /** Only these URNs are read (`pulumi refresh --target`). */
+    targets?: string[];
+}
+
 export type StepOp = "same" | "create" | "update" | "replace" | "delete" | "refresh" | "read";
 
 export interface RunResult {

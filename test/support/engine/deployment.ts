@@ -7,7 +7,7 @@
  */
 import * as os from "node:os";
 import { ProviderHost } from "../providerHost";
-import { EngineEventJson, EngineRunError, RunResult, StackRun, StepOp, UpOptions } from "./api";
+import { EngineEventJson, EngineRunError, RefreshOptions, RunResult, StackRun, StepOp, UpOptions } from "./api";
 import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
 import { containsUnknown, decide, dependentReplacements, DiffAnswer, isSecretValue, plain, scheduleDeletes, secretValue, shouldTriggerReplace, urnOf } from "./stepRules";
@@ -111,9 +111,10 @@ export class Deployment {
      * run in parallel); one that is gone leaves the state, one that cannot be read keeps its old state and
      * fails the refresh.
      */
-    async refresh(): Promise<RunResult> {
+    async refresh(options: RefreshOptions = {}): Promise<RunResult> {
         this.emit({ preludeEvent: { config: this.blindedConfig() } });
-        const read = await Promise.all(this.olds.resources.map((r) => (r.custom ? this.step("refresh", r, () => this.read(r)).catch(() => r) : r)));
+        const targeted = (r: ResourceState) => r.custom && (!options.targets || options.targets.includes(r.urn));
+        const read = await Promise.all(this.olds.resources.map((r) => (targeted(r) ? this.step("refresh", r, () => this.read(r)).catch(() => r) : r)));
         for (const r of read) if (r) this.news.push(r);
         this.stackOutputs = this.olds.outputs;
         return this.finish();

@@ -3,7 +3,7 @@
  * hosts. See api.ts for the contract and deployment.ts for how a run goes.
  */
 import { Lab } from "../../lab/lab";
-import { RunResult, StackRun, UpOptions } from "./api";
+import { RefreshOptions, RunResult, StackRun, UpOptions } from "./api";
 import { Deployment } from "./deployment";
 import { LabCloud } from "./labCloud";
 
@@ -21,6 +21,6 @@ export function destroy(run: StackRun): Promise<RunResult> {
     return deployment(run).destroy();
 }
 
-export function refresh(run: StackRun): Promise<RunResult> {
-    return deployment(run).refresh();
+export function refresh(run: StackRun, options: RefreshOptions = {}): Promise<RunResult> {
+    return deployment(run).refresh(options);
 }
