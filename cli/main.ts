@@ -11,10 +11,10 @@ import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
 import { parseRequestText } from "../config/requestText";
 import { ConfigError, ConfigProblem } from "../config/spec";
 import { convertInstantiateRequest } from "../config/tacker";
-import { splitPath } from "../config/tackerMap";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { configurationReference } from "./reference";
 import { API_PREFIX, createService, ServiceAuth } from "../service/app";
+import { withoutLeaves } from "../service/stackConfig";
 import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
 
 const USAGE = `usage:
@@ -27,13 +27,14 @@ const USAGE = `usage:
       Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
   k8s-vnf config-reference [--project DIR]
       Print the configuration reference (Tacker parameter → config key).
-  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N]
+  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--project DIR]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
       K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication. At most N operations (default 4) run
       at once, across instances.
-      Operations run the Pulumi CLI on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) with the service's PULUMI_*
-      variables; instances without a registered VIM use the service's OS_* variables.`;
+      Each operation runs the Pulumi CLI (v3.208 or newer) on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) in
+      the project (--project, default this one) with the service's environment; its OpenStack credentials
+      are its VIM's, or the service's OS_* variables for an instance without a registered VIM.`;
 
 export interface Io {
     out: (text: string) => void;
@@ -93,7 +94,7 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
                 io.out(configurationReference(projectDir));
                 return 0;
             case "serve":
-                return await serve(args, io);
+                return await serve(args, projectDir, io);
             default:
                 throw new UsageError(`unknown command ${args.command}`);
         }
@@ -147,7 +148,7 @@ function importRequest(args: Args, projectDir: string, io: Io): number {
     if (packageDir === undefined && hasPackageFiles(result.config)) io.err("package files were not checked: give --package-dir\n");
 
     const secretPaths = result.secrets.map((s) => s.path);
-    const plain = withoutSecrets(result.config, secretPaths);
+    const plain = withoutLeaves(result.config, secretPaths);
     const header = [
         `Converted from ${path.basename(file)} by k8s-vnf import-request.`,
         ...(secretPaths.length
@@ -190,17 +191,6 @@ function hasPackageFiles(config: Record<string, unknown>): boolean {
     return !!(config.persistentVolumes as unknown[] | undefined)?.length || registries.some((r) => r.caCertificateFile) || !!(config.registry as { imageFile?: string } | undefined)?.imageFile;
 }
 
-function withoutSecrets(config: Record<string, unknown>, secretPaths: string[]): Record<string, unknown> {
-    const copy = structuredClone(config);
-    for (const p of secretPaths) {
-        const segments = splitPath(p);
-        let node: any = copy;
-        for (const seg of segments.slice(0, -1)) node = node?.[seg];
-        if (node) delete node[segments[segments.length - 1]];
-    }
-    return copy;
-}
-
 function validate(args: Args, projectDir: string, io: Io): number {
     const stack = stackName(args);
     if (!stack) throw new UsageError("validate needs --stack NAME");
@@ -216,7 +206,7 @@ function validate(args: Args, projectDir: string, io: Io): number {
 }
 
 
-async function serve(args: Args, io: Io): Promise<number> {
+async function serve(args: Args, projectDir: string, io: Io): Promise<number> {
     const port = Number(args.options.get("--port") ?? 9890);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: a port number from 0 to 65535");
     const listen = args.options.get("--listen") ?? "127.0.0.1";
@@ -232,7 +222,7 @@ async function serve(args: Args, io: Io): Promise<number> {
         : basic
           ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
           : { type: "none" };
-    const service = await createService({ dataDir, auth, maxParallel, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
+    const service = await createService({ dataDir, auth, maxParallel, projectDir, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
     const address = await service.app.listen({ port, host: listen });
     io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
     await new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { secretLeafArgs } from "../service/stackConfig";
 
 /** The `pulumi` executable on PATH, or undefined. */
 export function findPulumi(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -43,7 +44,7 @@ export function selectOrCreateStack(cli: PulumiCli, stack: string): void {
     run(cli, ["stack", "select", "--create", stack]);
 }
 
-/** `pulumi config set --secret --path <path>` with the value on standard input. */
+/** `pulumi config set --secret --path <path>` with the value on standard input (the service sets secrets alike). */
 export function setSecretConfig(cli: PulumiCli, stack: string, configPath: string, value: string): void {
-    run(cli, ["config", "set", "--stack", stack, "--secret", "--path", "--type", "string", configPath], value);
+    run(cli, secretLeafArgs(stack, configPath), value);
 }

@@ -7,8 +7,9 @@ import { main } from "../cli/main";
 import { configurationReference, tackerReference } from "../cli/reference";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
+import { pathWithStandIn, runStandIn } from "./support/stand-ins/pulumi-cli/client";
 
-const STAND_IN_DIR = path.join(__dirname, "support/stand-ins");
+const PASSPHRASE = "cli-test-passphrase";
 
 interface Run {
     code: number;
@@ -23,7 +24,10 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}, cwd = PROJECT_DI
     return { code, out, err };
 }
 
-/** A scratch project: Pulumi.yaml, the example package, and a request with recognisable secrets. */
+/**
+ * A scratch project as a fresh clone has it (Pulumi.yaml, no state folder), the example package, and a
+ * request with recognisable secrets. `env`: the stand-in Pulumi CLI on PATH, recording its command lines.
+ */
 function scratchProject() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cli-"));
     fs.copyFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
@@ -35,7 +39,19 @@ function scratchProject() {
         .replace(/"password": "ubuntu"/, '"password": "worker-Secret-2"')
         .replace("password1@", "proxySecret3@");
     fs.writeFileSync(path.join(dir, "request.json"), text);
-    return { dir, request: path.join(dir, "request.json"), log: path.join(dir, "pulumi.log"), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+    const standIn = path.join(dir, "stand-in");
+    fs.mkdirSync(standIn);
+    const env = { PATH: pathWithStandIn(), PULUMI_CONFIG_PASSPHRASE: PASSPHRASE, PULUMI_STANDIN_STATE: standIn };
+    return {
+        dir,
+        env,
+        request: path.join(dir, "request.json"),
+        stackFile: path.join(dir, "stacks/Pulumi.edge.yaml"),
+        /** Every Pulumi command line the stand-in ran, without its PID. */
+        calls: () => (fs.existsSync(path.join(standIn, "calls")) ? fs.readFileSync(path.join(standIn, "calls"), "utf8").trim().split("\n").map((l) => l.slice(l.indexOf(" ") + 1)) : []),
+        pulumi: (args: string[], extraEnv: Record<string, string> = {}, input?: string) => runStandIn(args, { cwd: dir, env: { ...env, ...extraEnv }, input }),
+        cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
 }
 
 const SECRETS = /master-Secret-1|worker-Secret-2|proxySecret3/;
@@ -60,23 +76,58 @@ describe("k8s-vnf CLI", () => {
         }
     });
 
-    it("import-request --stack writes the stack file and hands secrets to the Pulumi CLI on stdin only", async () => {
+    it("import-request --stack writes the stack file and hands secrets to the Pulumi CLI on stdin only, encrypted in the stack file", async () => {
         const p = scratchProject();
         try {
-            const env = { PATH: `${STAND_IN_DIR}:/usr/bin:/bin`, PULUMI_STANDIN_LOG: p.log };
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--package-dir", path.join(p.dir, "package"), "--project", p.dir], env);
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--package-dir", path.join(p.dir, "package"), "--project", p.dir], p.env);
             assert.equal(run.code, 0, run.err);
-            const written = fs.readFileSync(path.join(p.dir, "stacks/Pulumi.edge.yaml"), "utf8");
+            const written = fs.readFileSync(p.stackFile, "utf8");
             assert.doesNotMatch(written, SECRETS);
-            assert.equal(YAML.parse(written).config["k8s-vnf:storageServer"].volumes[0].mountTo, "/volume");
+            const doc = YAML.parse(written);
+            assert.match(doc.encryptionsalt, /^v1:/);
+            assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);
+            assert.equal(doc.config["k8s-vnf:storageServer"].volumes[0].mountTo, "/volume");
 
-            const lines = fs.readFileSync(p.log, "utf8").trim().split("\n");
-            const args = lines.filter((l) => l.startsWith("ARGS "));
-            assert.equal(args[0], "ARGS stack select --create edge --non-interactive");
-            const sets = args.slice(1).map((a) => a.split(" ").at(-2));
-            assert.deepEqual(sets.sort(), ["masters.password", "proxy.httpProxy", "proxy.httpsProxy", "storageServer.password", "workers.password"]);
-            assert.doesNotMatch(args.join("\n"), SECRETS, "no secret on a command line");
-            assert.ok(lines.includes("STDIN master-Secret-1") && lines.includes("STDIN worker-Secret-2"));
+            const calls = p.calls();
+            assert.equal(calls[0], "stack select --create edge --non-interactive");
+            const sets = calls.slice(1);
+            assert.ok(sets.every((c) => /^config set --stack edge --secret --raw --path \S+ --non-interactive$/.test(c)), sets.join("\n"));
+            assert.deepEqual(sets.map((c) => c.split(" ").at(-2)).sort(), ["masters.password", "proxy.httpProxy", "proxy.httpsProxy", "storageServer.password", "workers.password"]);
+            assert.doesNotMatch(calls.join("\n"), SECRETS, "no secret on a command line");
+            const get = (leaf: string) => p.pulumi(["config", "get", "--stack", "edge", "--path", leaf]).stdout.trim();
+            assert.equal(get("masters.password"), "master-Secret-1", "the CLI decrypts what it was given on stdin");
+            assert.match(get("proxy.httpProxy"), /proxySecret3@/);
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("the Pulumi CLI refuses --secret with --type (cobra mutually exclusive flags), as import-request once passed them", () => {
+        const p = scratchProject();
+        try {
+            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
+            const r = p.pulumi(["config", "set", "--stack", "edge", "--secret", "--path", "--type", "string", "masters.password"], {}, "x");
+            assert.equal(r.status, 1);
+            assert.match(r.stderr, /^error: if any flags in the group \[secret plaintext type\] are set none of the others can be; \[secret type\] were all set$/m);
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("a fresh clone opens its state: Pulumi.yaml's backend folder is created on first use, in the directory the CLI runs in", () => {
+        const p = scratchProject();
+        try {
+            assert.equal(fs.existsSync(path.join(p.dir, ".pulumi-state")), false);
+            const created = p.pulumi(["stack", "init", "edge"]);
+            assert.equal(created.status, 0, created.stderr);
+            assert.ok(fs.existsSync(path.join(p.dir, ".pulumi-state/.pulumi/stacks/k8s-vnf/edge.json")));
+
+            // What the CLI does with a relative file:// URL without create_dir (diy backend.go massageBlobPath, fileblob).
+            const bare = fs.readFileSync(path.join(p.dir, "Pulumi.yaml"), "utf8").replace("file://./.pulumi-state?create_dir=true", "file://./.state-elsewhere");
+            fs.writeFileSync(path.join(p.dir, "Pulumi.yaml"), bare);
+            const refused = p.pulumi(["stack", "init", "other"]);
+            assert.equal(refused.status, 1);
+            assert.match(refused.stderr, new RegExp(`error: unable to open bucket file://${p.dir}/\\.state-elsewhere\\?no_tmp_dir=true: stat ${p.dir}/\\.state-elsewhere: no such file or directory`));
         } finally {
             p.cleanup();
         }
@@ -85,33 +136,34 @@ describe("k8s-vnf CLI", () => {
     it("a failing Pulumi CLI leaves the stack file as it was", async () => {
         const p = scratchProject();
         try {
-            const file = path.join(p.dir, "stacks/Pulumi.edge.yaml");
-            const before = "encryptionsalt: v1:abc\nconfig:\n  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n";
-            fs.writeFileSync(file, before);
-            const env = { PATH: `${STAND_IN_DIR}:/usr/bin:/bin`, PULUMI_STANDIN_LOG: p.log, PULUMI_STANDIN_FAIL_ON: "workers.password" };
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], env);
+            // The stack's secrets were set up with another passphrase: the CLI refuses to encrypt with this one.
+            assert.equal(p.pulumi(["stack", "init", "edge"], { PULUMI_CONFIG_PASSPHRASE: "another-passphrase" }).status, 0);
+            fs.appendFileSync(p.stackFile, "config:\n  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
+            const before = fs.readFileSync(p.stackFile, "utf8");
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], p.env);
             assert.equal(run.code, 1);
-            assert.match(run.err, /pulumi config set exited 1/);
+            assert.match(run.err, /pulumi config set exited 1: error: incorrect passphrase/);
             assert.doesNotMatch(run.err, SECRETS);
-            assert.equal(fs.readFileSync(file, "utf8"), before);
+            assert.equal(fs.readFileSync(p.stackFile, "utf8"), before);
         } finally {
             p.cleanup();
         }
     });
 
-    it("an existing stack file is the base: its image, other namespaces and encryption salt survive", async () => {
+    it("an existing stack file is the base: its image, other namespaces and encryption salt survive; its secrets are set again", async () => {
         const p = scratchProject();
         try {
-            const file = path.join(p.dir, "stacks/Pulumi.edge.yaml");
-            fs.writeFileSync(file, "encryptionsalt: v1:abc\nconfig:\n  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n  k8s-vnf:masters:\n    password:\n      secure: v1:old\n");
-            const env = { PATH: `${STAND_IN_DIR}:/usr/bin:/bin`, PULUMI_STANDIN_LOG: p.log };
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], env);
+            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
+            assert.equal(p.pulumi(["config", "set", "--stack", "edge", "--secret", "--path", "masters.password"], {}, "old-Secret-0").status, 0);
+            const salt = YAML.parse(fs.readFileSync(p.stackFile, "utf8")).encryptionsalt;
+            fs.appendFileSync(p.stackFile, "  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], p.env);
             assert.equal(run.code, 0, run.err);
-            const doc = YAML.parse(fs.readFileSync(file, "utf8"));
-            assert.equal(doc.encryptionsalt, "v1:abc");
+            const doc = YAML.parse(fs.readFileSync(p.stackFile, "utf8"));
+            assert.equal(doc.encryptionsalt, salt);
             assert.equal(doc.config["openstack:cloud"], "mycloud");
             assert.equal(doc.config["k8s-vnf:image"], "golden-image");
-            assert.equal(doc.config["k8s-vnf:masters"].password, undefined, "the request's password is set again through the CLI");
+            assert.equal(p.pulumi(["config", "get", "--stack", "edge", "--path", "masters.password"]).stdout.trim(), "master-Secret-1");
         } finally {
             p.cleanup();
         }
