@@ -106,6 +106,7 @@ class World {
         if (/^kubectl /.test(text) && !m.files.has(ADMIN_CONF)) return fail("The connection to the server localhost:8080 was refused");
         if ((match = /^kubectl --kubeconfig \S+ get node (\S+) -o /.exec(text))) return this.nodes.has(match[1]) ? ok("True") : fail(`Error from server (NotFound): nodes "${match[1]}" not found`);
         if ((match = /^kubectl --kubeconfig \S+ delete node (\S+) /.exec(text))) return this.nodes.delete(match[1]), ok();
+        if ((match = / exec etcd-(\S+) -- etcdctl /.exec(text)) && !this.etcd.has(match[1])) return fail(`Error from server (NotFound): pods "etcd-${match[1]}" not found`);
         if (/ etcdctl .* member list -w json$/.test(text)) return ok(JSON.stringify({ members: [...this.etcd].map(([name, id]) => ({ ID: Number(id), name })) }));
         if ((match = / etcdctl .* member remove (\S+)$/.exec(text))) {
             const name = [...this.etcd].find(([, id]) => BigInt(id).toString(16) === match![1])?.[0];
@@ -150,34 +151,29 @@ const joins = (w: World, address: string) => w.calls.filter((c) => c.startsWith(
 
 describe("kubeadm steps against a scripted cluster", () => {
     describe("a member whose Node was deleted joins again (README: refresh drops it, the next up joins it)", () => {
-        it("worker: it still has kubelet.conf, so it is reset first, then joins", async () => {
+        /** A master and worker w-0 (as `state`, whose Node `inCluster` says whether the cluster has); runs create on w-0. */
+        async function createWorker(state: "fresh" | "worker", inCluster: boolean): Promise<World> {
             const w = new World();
             const master = w.machine("10.0.0.5", "m-0", "master");
-            const worker = w.machine("10.0.0.7", "w-0", "worker");
-            w.nodes.delete("w-0");
+            const worker = w.machine("10.0.0.7", "w-0", state);
+            if (inCluster) w.nodes.add("w-0");
+            else w.nodes.delete("w-0");
             const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
             await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
-            assert.deepEqual(joins(w, worker.host), ["reset", "join"]);
             assert.ok(w.nodes.has("w-0"));
+            return w;
+        }
+
+        it("worker: it still has kubelet.conf, so it is reset first, then joins", async () => {
+            assert.deepEqual(joins(await createWorker("worker", false), "10.0.0.7"), ["reset", "join"]);
         });
 
         it("worker: joined and in the cluster, create changes nothing", async () => {
-            const w = new World();
-            const master = w.machine("10.0.0.5", "m-0", "master");
-            const worker = w.machine("10.0.0.7", "w-0", "worker");
-            const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
-            await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
-            assert.deepEqual(joins(w, worker.host), []);
+            assert.deepEqual(joins(await createWorker("worker", true), "10.0.0.7"), []);
         });
 
         it("worker: a new VM under a name the cluster still has: the old Node goes, the new VM joins without a reset", async () => {
-            const w = new World();
-            const master = w.machine("10.0.0.5", "m-0", "master");
-            const worker = w.machine("10.0.0.7", "w-0", "fresh");
-            w.nodes.add("w-0");
-            const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
-            await workerMemberStep.create(w.session(worker.host), inputs, w.hosts());
-            assert.deepEqual(joins(w, worker.host), ["join"]);
+            assert.deepEqual(joins(await createWorker("fresh", true), "10.0.0.7"), ["join"]);
         });
 
         const masterInputs = (w: World, self: SshTarget, name: string, peers: string[]) => ({
@@ -210,6 +206,27 @@ describe("kubeadm steps against a scripted cluster", () => {
             w.nodes.delete("m-0");
             await assert.rejects(controlPlaneMemberStep.create(w.session(m0.host), masterInputs(w, m0, "m-0", []), w.hosts()), /m-0 joined once, but the cluster has no Node of it.*restart its kubelet.*heal the entire cluster \(heal\.generation\)/);
             assert.deepEqual(joins(w, m0.host), []);
+        });
+
+        it("master delete: a peer that left etcd a moment ago (masters leaving at once, an entire-cluster heal) gives way to the next", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const m1 = w.machine("10.0.0.6", "m-1", "master");
+            w.machine("10.0.0.7", "m-2", "master");
+            w.etcd.delete("m-0");
+            await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host, "10.0.0.7"]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
+            assert.deepEqual([...w.etcd.keys()], ["m-2"]);
+            assert.ok(!w.nodes.has("m-1"));
+            assert.deepEqual(joins(w, m1.host), ["reset"]);
+        });
+
+        it("master delete: when no peer can take it out (the others left etcd too), the delete still resets it and succeeds", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const m1 = w.machine("10.0.0.6", "m-1", "master");
+            w.etcd.delete("m-0");
+            await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
+            assert.deepEqual(joins(w, m1.host), ["reset"]);
         });
 
         it("master-0 right after init is a member already, asked of itself: its peers have not joined yet", async () => {

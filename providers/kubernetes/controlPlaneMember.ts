@@ -3,13 +3,13 @@
  * `kubeadm init`; the others join with `--control-plane` and a certificate key fetched for the occasion.
  * Delete (a heal or fewer masters) takes the master out on its peers first: its Node object, its etcd
  * member (by exact name, 64-bit ID), its backend in every peer's HAProxy; then `kubeadm reset` on the
- * master when it answers. After a join, the master is back in every peer's HAProxy. A master that joined
+ * master when it answers (still the same machine). After a join, the master is back in every peer's HAProxy. A master that joined
  * once but whose Node the cluster no longer has is reset and joins again through a peer.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
-import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, RemoteCommandError, SshSession, SshTarget } from "../transport/ssh";
 import {
     clusterJoinCredentials, ControlPlaneRef, hasJoined, isControlPlane, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
 } from "./kubeadm";
@@ -41,6 +41,29 @@ interface ControlPlaneMemberState {
 async function nodeStatusOnCluster(node: SshSession, name: string, peers: ControlPlaneRef[], hosts: Hosts): Promise<NodeStatus | undefined> {
     if (await isControlPlane(node)) return nodeStatus(node, name);
     return peers.length === 0 ? undefined : onControlPlane(hosts, peers, (cp) => nodeStatus(cp, name));
+}
+
+/**
+ * Deletes a leaving master's Node and removes its etcd member, through the first peer that can. Peers take
+ * turns: when several masters leave at once (an entire-cluster heal), a peer may have left etcd a moment
+ * ago. When none can, the cluster's control plane is gone with them: there is nothing to take it out of.
+ */
+async function takeOut(hosts: Hosts, name: string, peers: ControlPlaneRef[]): Promise<void> {
+    const failed: string[] = [];
+    for (const peer of peers) {
+        try {
+            const etcd = await hosts.first([peer.connection], `control-plane node ${peer.name}`, async (cp) => {
+                await kubectl(cp, ["delete", "node", name, "--ignore-not-found"]);
+                return removeEtcdMember(cp, peer.name, name);
+            }, isControlPlane);
+            console.log(`[ControlPlaneMember ${name}] etcd member ${etcd === "removed" ? "removed" : "already gone"} (via ${peer.name})`);
+            return;
+        } catch (e) {
+            if (!(e instanceof ConnectError || e instanceof RemoteCommandError)) throw e;
+            failed.push(peer.name);
+        }
+    }
+    console.log(`[ControlPlaneMember ${name}] no other control-plane node could take it out (${failed.join(", ")}); nothing to take out`);
 }
 
 export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
@@ -107,14 +130,7 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
     },
     async deleteAcross(hosts, outs) {
         if (outs.peers.length > 0) {
-            await onControlPlane(hosts, outs.peers, async (cp, via) => {
-                await kubectl(cp, ["delete", "node", outs.nodeName, "--ignore-not-found"]);
-                const etcd = await removeEtcdMember(cp, via.name, outs.nodeName);
-                console.log(`[ControlPlaneMember ${outs.nodeName}] etcd member ${etcd === "removed" ? "removed" : "already gone"} (via ${via.name})`);
-            }).catch((e) => {
-                if (!(e instanceof ConnectError)) throw e;
-                console.log(`[ControlPlaneMember ${outs.nodeName}] no other control-plane node is left; nothing to take out`);
-            });
+            await takeOut(hosts, outs.nodeName, outs.peers);
             if (outs.loadBalanced) {
                 const missed = await setBackendOnPeers(hosts, outs.peers, LOAD_BALANCER_SCRIPT, outs.nodeName, "maint");
                 if (missed.length) console.log(`[ControlPlaneMember ${outs.nodeName}] not disabled in the HAProxy of ${missed.join("; ")} (its health check takes it out)`);
