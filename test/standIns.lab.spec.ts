@@ -45,4 +45,14 @@ describe("lab stand-ins: kubeadm refuses what real kubeadm refuses", function ()
         await suite.lab.inside("cp", "kubeadm reset -f");
         assert.equal(await suite.lab.inside("cp", "ls -A /var/lib/etcd; test -e /etc/kubernetes || echo gone"), "gone\n");
     });
+
+    it("one cluster per lab state: a new init replaces a cluster whose control plane is gone (an entire-cluster heal), never one that has a control plane", async () => {
+        const init = () => kubeadm("v1.31.4", "init", initConfiguration({ ...settings, kubernetesVersion: "1.31.4" }));
+        // The reset above took the lab cluster's only control-plane node (and its etcd member) away.
+        const first = await init();
+        assert.equal(first.code, 0, first.out);
+        // The machine's files go, its etcd member stays: the cluster still has a control plane.
+        await suite.lab.inside("cp", "rm -rf /etc/kubernetes /var/lib/etcd/*");
+        assert.match((await init()).out, /already holds a cluster with a control plane/);
+    });
 });
