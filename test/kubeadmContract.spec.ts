@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import { UNKNOWN } from "../providers/step";
+import { INIT_SETTINGS } from "./fixtures/kubeadmInit";
 import { ProviderHost } from "./support/providerHost";
 
 /**
@@ -55,16 +56,7 @@ const STEPS = {
 
 /** The init step: the cluster, on the first master; it has no VM id (the cluster outlives that VM). */
 const INIT = {
-    nodeName: "m-0",
-    address: "10.0.0.5",
-    apiServerPort: 6443,
-    endpoint: "10.0.0.100:16443",
-    podCidr: "192.168.0.0/16",
-    serviceCidr: "10.96.0.0/12",
-    kubernetesVersion: "1.31.4",
-    cniManifest: "https://example.com/calico.yaml",
-    proxy: { httpProxy: "", httpsProxy: "", noProxy: "" },
-    clusterGeneration: 0,
+    ...INIT_SETTINGS,
     controlPlanes: [
         { name: "m-0", connection: { ...connection, hostKeyFingerprint: "SHA256:first-vm" } },
         { name: "m-1", connection: { ...connection, host: "10.0.0.6", hostKeyFingerprint: "SHA256:m-1" } },

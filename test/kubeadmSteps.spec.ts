@@ -6,6 +6,7 @@ import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { Hosts, StepEnvelope } from "../providers/step";
 import { ConnectError, ExecResult, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget } from "../providers/transport/ssh";
 import { ShellText } from "../providers/transport/shell";
+import { INIT_SETTINGS } from "./fixtures/kubeadmInit";
 
 /**
  * The kubeadm steps' create/update/delete/read logic against a scripted cluster: machines (an address, a
@@ -241,16 +242,7 @@ describe("kubeadm steps against a scripted cluster", () => {
     describe("the init works through the masters' current host keys, never a session of its own", () => {
         const initState = (w: World, masters: string[]) => ({
             ...envelope({ host: masters[0], username: "ubuntu", password: "pw" }),
-            nodeName: "m-0",
-            address: masters[0],
-            apiServerPort: 6443,
-            endpoint: "10.0.0.100:16443",
-            podCidr: "192.168.0.0/16",
-            serviceCidr: "10.96.0.0/12",
-            kubernetesVersion: "1.31.4",
-            cniManifest: "https://example.com/calico.yaml",
-            proxy: { httpProxy: "", httpsProxy: "", noProxy: "" },
-            clusterGeneration: 0,
+            ...INIT_SETTINGS,
             controlPlanes: masters.map((m) => w.ref(m)),
             kubeconfig: "k",
             joinToken: "t",
