@@ -134,7 +134,7 @@ export const SecurityRuleSchema = z
 
 export const SecurityGroupSchema = z
     .object({
-        /** Sources allowed to reach SSH, the API and NodePorts. */
+        /** Outside sources allowed to reach SSH, the API and NodePorts (the cluster's own nodes always reach the API). */
         allowedCidrs: z.array(cidr).min(1).default(["0.0.0.0/0"]),
         /** Rules added to the node security group. */
         extraRules: z.array(SecurityRuleSchema).default([]),
