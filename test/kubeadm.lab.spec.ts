@@ -251,13 +251,30 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
 
     it("healing master-0 (HA): it rejoins through a peer, the cluster is not re-created, and the init step still refreshes and updates", async () => {
         const callsBefore = state.calls().length;
+        const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
         stack.set("heal.nodes.master-0", 1);
         await stack.up();
         assert.deepEqual(state.etcdMembers(), MASTERS);
         assert.equal(state.node("lab-master-0").status, "Ready");
         assert.deepEqual(state.calls().slice(callsBefore).filter((c) => / kubeadm (init|join) --config /.test(c)).map((c) => c.split(" ").slice(0, 3).join(" ")), ["lab-master-0 kubeadm join"]);
         await stack.refresh();
+        assert.equal(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "the same cluster");
+        stack.set("kubernetes.cniManifest", "https://projectcalico.example/calico-2.yaml");
         await stack.up();
+        assert.deepEqual(state.applied(), ["https://projectcalico.example/calico.yaml", "https://projectcalico.example/calico-2.yaml"], "the init step still reaches the cluster");
+    });
+
+    it("a master whose Node was deleted is reset and joins again through a peer, back in etcd and every HAProxy", async () => {
+        await suite.lab.inside("lab-master-0", "kubectl --kubeconfig /etc/kubernetes/admin.conf delete node lab-master-1");
+        await stack.refresh();
+        assert.ok(!stack.state().some((r) => r.urn.endsWith("::lab-kubeadm-master-1-member")), "refresh dropped the membership");
+        const callsBefore = state.calls().length;
+        await stack.up();
+        const own = state.calls().slice(callsBefore).filter((c) => c.startsWith("lab-master-1 kubeadm ")).map((c) => c.split(" ").slice(1, 3).join(" "));
+        assert.deepEqual(own, ["kubeadm reset", "kubeadm join"]);
+        assert.deepEqual(state.etcdMembers(), MASTERS);
+        assert.equal(state.node("lab-master-1").status, "Ready");
+        for (const peer of MASTERS) assert.equal((await backendStates(suite, peer))["lab-master-1"], "0", `${peer}: lab-master-1 in HAProxy`);
     });
 
     it("labels follow the cluster while the first master is down: kubectl runs on the next master that answers", async () => {
@@ -301,8 +318,11 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         await suite.lab.inside("lab-master-0", "kubectl --kubeconfig /etc/kubernetes/admin.conf delete node lab-worker-2 --ignore-not-found");
         await stack.refresh();
         assert.ok(!stack.state().some((r) => r.urn.endsWith("::lab-kubeadm-worker-2-member")), "a node missing from the cluster is gone for refresh");
+        const callsBefore = state.calls().length;
         await stack.up();
-        assert.equal(state.node("lab-worker-2").status, "Ready", "the next up joined it again");
+        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => c.startsWith("lab-worker-2 kubeadm ")).map((c) => c.split(" ").slice(1, 3).join(" ")), ["kubeadm reset", "kubeadm join"], "reset, then joined again");
+        assert.equal(state.node("lab-worker-2").status, "Ready");
+        assert.equal(state.labels("lab-worker-2")["topology.kubernetes.io/zone"], "az-1", "labelled again");
     });
 
     it("healing the entire cluster replaces every VM and creates a new cluster", async () => {
@@ -319,7 +339,7 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         await stack.destroy();
         assert.deepEqual(stack.state(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
-        assert.equal(state.calls().slice(callsBefore).filter((c) => / kubectl drain /.test(c)).length, 3);
+        assert.equal(state.calls().slice(callsBefore).filter((c) => / kubectl .* drain /.test(c)).length, 3);
     });
 });
 
@@ -384,6 +404,15 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
             stack.set("kubernetes.version", "1.31.4");
         }
         await stack.up();
+    });
+
+    it("a single master whose Node was deleted is not reset: the error says how to recover", async () => {
+        await suite.lab.inside("lab-master-0", "kubectl --kubeconfig /etc/kubernetes/admin.conf delete node lab-master-0");
+        await stack.refresh();
+        const callsBefore = state.calls().length;
+        const error = await failure(suite, () => stack.up());
+        assert.match(error.message, /lab-master-0 joined once, but the cluster has no Node of it.*heal the entire cluster \(heal\.generation\)/s);
+        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => c.startsWith("lab-master-0 kubeadm reset")), []);
     });
 
     it("a replaced single master cannot rejoin (`up --replace` of its VM): the error says to heal the entire cluster", async () => {
