@@ -36,7 +36,7 @@ export interface ServiceOptions {
     runner?: StackRunner;
     /** Directory holding bin/pulumi, for the default runner. */
     pulumiRoot?: string;
-    /** Environment of the service (OS_* for the default VIM, PULUMI_* for the CLI); default process.env. */
+    /** Environment of the service (OS_* for the default VIM; the rest, PULUMI_* included, for the CLI); default process.env. */
     env?: NodeJS.ProcessEnv;
 }
 
@@ -55,10 +55,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const notifier = new Notifier(store, options.delivery);
     const env = options.env ?? process.env;
     const projectDir = options.projectDir ?? path.resolve(__dirname, "..");
-    const pick = (prefix: string) => Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith(prefix) && v !== undefined)) as Record<string, string>;
-    const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: { ...pick("PULUMI_"), PATH: env.PATH ?? "" } });
-    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: pick("OS_") });
-    lifecycle.recover();
+    const variables = (keep: (name: string) => boolean) => Object.fromEntries(Object.entries(env).filter(([k, v]) => keep(k) && v !== undefined)) as Record<string, string>;
+    // The CLI gets the service's environment but for OpenStack credentials (each operation passes its VIM's)
+    // and the service's own API credentials.
+    const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_"));
+    const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
+    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: variables((k) => k.startsWith("OS_")) });
+    await lifecycle.recover();
     const app = Fastify({ logger: false, ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } } });
     app.addContentTypeParser(["application/merge-patch+json"], { parseAs: "string" }, (_req, body, done) => {
         try {

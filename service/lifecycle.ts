@@ -2,20 +2,23 @@
  * SOL003 operations as stack updates. A VNF instance is the stack named after its id; instantiate, scale
  * and heal are `up` with new stack config, terminate is `destroy`. Every operation is an occurrence with
  * the SOL003 state machine: STARTING → PROCESSING → COMPLETED | FAILED_TEMP; from FAILED_TEMP retry
- * (run again), rollback (→ ROLLING_BACK → ROLLED_BACK, with the previous config) or fail (→ FAILED);
- * cancel aborts the running Pulumi command (SIGINT, Pulumi's graceful cancel). One operation per instance
- * at a time; operations of different instances run in parallel up to a limit. What an operation will do is
- * planned and checked before it is accepted: a refused request runs nothing.
+ * (run again), rollback (→ ROLLING_BACK → ROLLED_BACK, with exactly the previous config) or fail
+ * (→ FAILED); cancel aborts the running Pulumi command (SIGINT, Pulumi's graceful cancel) and starts no
+ * other. One operation per instance at a time; operations of different instances run in parallel up to a
+ * limit. What an operation will do is planned and checked before it is accepted: a refused request runs
+ * nothing. Each Pulumi process an operation runs is recorded, so that after a crash recover() stops it.
  */
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ConfigError } from "../config/spec";
-import { parseVnfConfig, findSecrets } from "../config/load";
+import { findSecrets, parseVnfConfig } from "../config/load";
 import { convertInstantiateRequest } from "../config/tacker";
 import { Notifier } from "./notifications";
+import { PulumiProcess } from "./pulumiProcess";
+import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { Store } from "./store";
-import { StackConfigValue, StackRunner } from "./stackRunner";
+import { StackRunner } from "./stackRunner";
 
 type Body = Record<string, any>;
 export type Operation = "INSTANTIATE" | "SCALE" | "HEAL" | "TERMINATE";
@@ -23,7 +26,6 @@ export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_T
 
 /** States in which an occurrence holds its instance: no other operation may start. */
 const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);
-const PROJECT = "k8s-vnf";
 
 export interface LifecycleOptions {
     /** The project directory: request conversion resolves paths there. */
@@ -62,16 +64,26 @@ export class Lifecycle {
         this.events.setMaxListeners(0);
     }
 
-    /** After a restart: what was processing failed temporarily, what had not started is rolled back. */
-    recover(): void {
-        const changes = [];
+    /**
+     * After a restart, before anything else runs: what had not started is rolled back; what was processing
+     * failed temporarily, once the Pulumi command the dead service left running is stopped and its stack's
+     * stale lock cleared (so a retry is the only update of that stack).
+     */
+    async recover(): Promise<void> {
         for (const op of this.store.list("op_occs")) {
-            const next = op.operationState === "STARTING" ? "ROLLED_BACK" : op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK" ? "FAILED_TEMP" : undefined;
-            if (!next) continue;
-            const error = next === "FAILED_TEMP" ? problemBody(500, "the service restarted while the operation was running; retry, roll back or fail it") : undefined;
-            changes.push({ table: "op_occs" as const, id: String(op.id), body: { ...op, operationState: next, stateEnteredTime: new Date().toISOString(), ...(error ? { error } : {}) } });
+            if (op.operationState === "STARTING") {
+                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, operationState: "ROLLED_BACK", stateEnteredTime: new Date().toISOString() } }]);
+            } else if (op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK") {
+                let cleanup: string;
+                try {
+                    cleanup = await this.runner.recover(stackNameOf(String(op.vnfInstanceId)), op.__pulumi as PulumiProcess | undefined, this.vimEnv((op.__plan as Plan).vimId));
+                } catch (e) {
+                    cleanup = `its stack could not be cleared (${(e as Error).message}); a retry may find it locked`;
+                }
+                const error = problemBody(500, `the service restarted while the operation was running: ${cleanup}; retry, roll back or fail it`);
+                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", stateEnteredTime: new Date().toISOString(), error } }]);
+            }
         }
-        if (changes.length) this.store.put(changes);
     }
 
     /** Accepts an operation: checks it, plans it, stores the occurrence (STARTING) and starts it. */
@@ -186,6 +198,7 @@ export class Lifecycle {
                 }
                 const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
                 if (vimId && !this.store.get("vims", vimId)) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
+                check(converted.config, "instantiate request");
                 return { config: converted.config, vimId, flavourId: params.flavourId };
             }
             case "SCALE": {
@@ -249,37 +262,42 @@ export class Lifecycle {
     }
 
     private async perform(op: Body, direction: "forward" | "back", signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+        const opId = String(op.id);
         const plan = op.__plan as Plan;
         const stackName = stackNameOf(String(op.vnfInstanceId));
         const env = this.vimEnv(plan.vimId);
-        const changes = new Map<string, string>();
+        const servers = new ServerChanges();
         const progress = { engineEvents: 0, resourcesStarted: 0, resourcesDone: 0, vmsChanging: 0, lastEvent: "" };
         let recorded = 0;
         const onEvent = (event: Body) => {
-            const meta = event.resourcePreEvent?.metadata;
-            if (meta && meta.type === "openstack:compute/instance:Instance" && meta.op !== "same") changes.set(String(meta.urn), String(meta.op));
+            servers.see(event);
             progress.engineEvents++;
             if (event.resourcePreEvent) progress.resourcesStarted++;
             if (event.resOutputsEvent) progress.resourcesDone++;
-            progress.vmsChanging = changes.size;
+            progress.vmsChanging = servers.count;
             progress.lastEvent = Object.keys(event).find((k) => k.endsWith("Event")) ?? "";
-            this.events.emit(String(op.id), { ...progress });
+            this.events.emit(opId, { ...progress });
             // The occurrence shows progress too, written at most twice a second.
             if (Date.now() - recorded > 500) {
                 recorded = Date.now();
-                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), progress: { ...progress } } }]);
+                this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress: { ...progress } } }]);
             }
         };
-        const run = { env, onEvent, signal };
+        // Each Pulumi process is recorded while it runs, for recover() after a crash.
+        const onProcess = (process: PulumiProcess | undefined) => this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), __pulumi: process } }]);
+        const run = { env, onEvent, signal, onProcess };
         const config = direction === "forward" ? plan.config : plan.previousConfig;
         let outputs: Record<string, unknown> | undefined;
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
             await this.runner.destroy(stackName, run);
         } else {
-            outputs = await this.runner.up(stackName, toStackConfig(config ?? {}), run);
+            outputs = await this.runner.up(stackName, config ?? {}, run);
         }
-        this.store.put([{ table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), progress, resourceChanges: resourceChangesOf(changes) } }]);
+        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
+        const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
+        const affectedVnfcs = servers.affectedVnfcs(before, (outputs?.vnfcResources ?? []) as Body[]);
+        this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress, resourceChanges: { affectedVnfcs } } }]);
         return outputs;
     }
 
@@ -365,16 +383,6 @@ export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
 }
 
-/** Config values as the CLI stores them: top-level keys, objects as JSON; a key holding a secret is secret. */
-export function toStackConfig(config: Record<string, unknown>): Record<string, StackConfigValue> {
-    const secretKeys = new Set(findSecrets(config).map((s) => s.key));
-    return Object.fromEntries(
-        Object.entries(config)
-            .filter(([, v]) => v !== undefined)
-            .map(([k, v]) => [`${PROJECT}:${k}`, { value: typeof v === "string" ? v : JSON.stringify(v), secret: secretKeys.has(k) }]),
-    );
-}
-
 function instantiatedInfo(flavourId: string | undefined, outputs: Record<string, unknown>): Body {
     const scale = (outputs.scale ?? {}) as Record<string, { count: number; min: number; max: number }>;
     const vnfcs = (outputs.vnfcResources ?? []) as Body[];
@@ -389,13 +397,6 @@ function instantiatedInfo(flavourId: string | undefined, outputs: Record<string,
             computeResource: { resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
             vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
         })),
-    };
-}
-
-function resourceChangesOf(changes: Map<string, string>): Body {
-    const type = { create: "ADDED", delete: "REMOVED", replace: "MODIFIED", update: "MODIFIED" } as Record<string, string>;
-    return {
-        affectedVnfcs: [...changes].map(([urn, op]) => ({ id: urn.split("::").pop()!.replace(/-vm$/, ""), changeType: type[op] ?? "MODIFIED" })),
     };
 }
 

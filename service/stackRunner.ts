@@ -1,14 +1,20 @@
 /**
  * How the service runs a VNF instance's stack: the Pulumi Automation API over this project (a local
- * program, so `pulumi up` here is what a user's `pulumi up` is). Config values are set as the CLI's
- * `config set-all` sets them; OpenStack credentials of the instance's VIM go to the CLI as OS_* variables.
+ * program, so `pulumi up` here is what a user's `pulumi up` is), each command through an OperationCommand
+ * (its own process group, recorded; no command after a cancel; secrets on standard input). The stack's
+ * config is made exactly the operation's (stackConfig.ts); OpenStack credentials of the instance's VIM go to
+ * the CLI as OS_* variables. The CLI must be at least MINIMUM_PULUMI_VERSION.
  */
-import { EngineEvent, LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
+import { CommandError, EngineEvent, LocalWorkspace, PulumiCommand, StackNotFoundError } from "@pulumi/pulumi/automation";
+import { CommandResult, OperationCommand } from "./pulumiCommand";
+import { PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
+import { applyStackConfig } from "./stackConfig";
 
-export interface StackConfigValue {
-    value: string;
-    secret: boolean;
-}
+/** Heal replaces VMs through `replacementTrigger`, which engines before 3.208 ignore without a word. */
+export const MINIMUM_PULUMI_VERSION = "3.208.0";
+
+/** How long a Pulumi command left running by a dead service gets to cancel before it is killed. */
+const STOP_GRACE_MS = 15_000;
 
 export interface RunOptions {
     /** OS_* variables of the VIM. */
@@ -17,11 +23,19 @@ export interface RunOptions {
     replace?: string[];
     onEvent?: (event: EngineEvent) => void;
     signal?: AbortSignal;
+    /** Told of each Pulumi process the run starts, and (undefined) when it has ended. */
+    onProcess?: (process: PulumiProcess | undefined) => void;
 }
 
 export interface StackRunner {
-    up(stackName: string, config: Record<string, StackConfigValue>, options: RunOptions): Promise<Record<string, unknown>>;
+    up(stackName: string, config: Record<string, unknown>, options: RunOptions): Promise<Record<string, unknown>>;
     destroy(stackName: string, options: RunOptions): Promise<void>;
+    /**
+     * After a crash, before anything else runs on the stack: stops the Pulumi command a dead service left
+     * running (when it is still that process) and clears the stack's stale lock as the CLI documents
+     * (`pulumi cancel`). Says what it did.
+     */
+    recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string>;
 }
 
 export class PulumiCliMissingError extends Error {
@@ -31,42 +45,94 @@ export class PulumiCliMissingError extends Error {
     }
 }
 
+export class PulumiCliTooOldError extends Error {
+    constructor(where: string, version: string) {
+        super(
+            `the Pulumi CLI ${where} is v${version}; this service needs v${MINIMUM_PULUMI_VERSION} or newer (heal replaces VMs through replacementTrigger, which older engines ignore, so a heal would report success having done nothing): update it (https://www.pulumi.com/docs/install/)`,
+        );
+        this.name = "PulumiCliTooOldError";
+    }
+}
+
 export interface AutomationRunnerOptions {
     /** The project directory (Pulumi.yaml). */
     projectDir: string;
     /** Directory holding `bin/pulumi`; default: `pulumi` on PATH. */
     pulumiRoot?: string;
-    /** Variables every Pulumi command gets (PULUMI_CONFIG_PASSPHRASE, PULUMI_BACKEND_URL, ...). */
+    /** Environment of every Pulumi command (PULUMI_CONFIG_PASSPHRASE, PULUMI_BACKEND_URL, PATH, HOME, ...). */
     env: Record<string, string>;
 }
 
 export class AutomationStackRunner implements StackRunner {
-    private command?: Promise<PulumiCommand>;
+    private cli?: Promise<PulumiCommand>;
 
     constructor(private readonly options: AutomationRunnerOptions) {}
 
-    async up(stackName: string, config: Record<string, StackConfigValue>, run: RunOptions): Promise<Record<string, unknown>> {
-        const stack = await this.stack(stackName, run.env);
-        await stack.setAllConfig(config);
-        const result = await stack.up({ onEvent: run.onEvent, signal: run.signal, replace: run.replace });
-        return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
+    async up(stackName: string, config: Record<string, unknown>, run: RunOptions): Promise<Record<string, unknown>> {
+        const command = await this.command(run);
+        try {
+            const stack = await this.stack(stackName, command, run.env);
+            await applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, run.env) : command.runWithInput(args, this.options.projectDir, run.env, input)));
+            const result = await stack.up({ onEvent: run.onEvent, replace: run.replace });
+            return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
+        } catch (e) {
+            throw cliFailure(e);
+        }
     }
 
     async destroy(stackName: string, run: RunOptions): Promise<void> {
-        const stack = await this.stack(stackName, run.env);
-        await stack.destroy({ onEvent: run.onEvent, signal: run.signal });
+        const command = await this.command(run);
+        try {
+            const stack = await this.stack(stackName, command, run.env);
+            await stack.destroy({ onEvent: run.onEvent });
+        } catch (e) {
+            throw cliFailure(e);
+        }
     }
 
-    private async stack(stackName: string, env: Record<string, string>) {
-        const pulumiCommand = await this.pulumi();
-        return LocalWorkspace.createOrSelectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand, envVars: { ...this.options.env, ...env } });
+    async recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string> {
+        const stopped = leftRunning ? await stopPulumiProcess(leftRunning, STOP_GRACE_MS) : "it had no Pulumi command running";
+        const command = await this.command({});
+        try {
+            await command.run(["cancel", "--yes", "--stack", stackName], this.options.projectDir, env);
+            return `${stopped}; the stack's lock was cleared (pulumi cancel)`;
+        } catch (e) {
+            if (e instanceof StackNotFoundError) return `${stopped}; its stack was never created`;
+            throw cliFailure(e);
+        }
     }
 
+    private stack(stackName: string, command: OperationCommand, env: Record<string, string>) {
+        // LocalWorkspace uses only run, command and version of the PulumiCommand it is given.
+        return LocalWorkspace.createOrSelectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand: command as unknown as PulumiCommand, envVars: env });
+    }
+
+    private async command(run: Pick<RunOptions, "signal" | "onProcess">): Promise<OperationCommand> {
+        const cli = await this.pulumi();
+        return new OperationCommand(cli.command, cli.version, this.options.env, { signal: run.signal, onProcess: run.onProcess });
+    }
+
+    /** The CLI, found and its version checked once (again after a failure: it may be installed meanwhile). */
     private pulumi(): Promise<PulumiCommand> {
-        this.command ??= PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true }).catch(() => {
-            this.command = undefined;
-            throw new PulumiCliMissingError(this.options.pulumiRoot ? `${this.options.pulumiRoot}/bin/pulumi` : "pulumi on PATH");
-        });
-        return this.command;
+        const where = this.options.pulumiRoot ? `${this.options.pulumiRoot}/bin/pulumi` : "pulumi on PATH";
+        this.cli ??= PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true })
+            .catch(() => {
+                throw new PulumiCliMissingError(where);
+            })
+            .then((cli) => {
+                if (!cli.version || cli.version.compare(MINIMUM_PULUMI_VERSION) < 0) throw new PulumiCliTooOldError(`at ${where}`, String(cli.version ?? "of an unknown version"));
+                return cli;
+            });
+        this.cli.catch(() => (this.cli = undefined));
+        return this.cli;
     }
+}
+
+/** What a failed Pulumi command said (its error, from the first `error:` on), rather than the SDK's dump of its whole output. */
+function cliFailure(e: unknown): Error {
+    const result = (e as { commandResult?: CommandResult }).commandResult;
+    if (!(e instanceof CommandError) || !result) return e as Error;
+    const at = result.stderr.search(/^error: /m);
+    if (at < 0) return new Error(`the Pulumi CLI exited with ${result.code}`);
+    return new Error(result.stderr.slice(at).trim().replace(/^error: /gm, ""));
 }

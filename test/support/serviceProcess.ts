@@ -16,21 +16,28 @@ export class ServiceProcess {
     private constructor(
         private readonly child: ChildProcess,
         readonly url: string,
+        private readonly printed: { text: string },
     ) {}
+
+    /** Everything the service printed (stdout and stderr) so far. */
+    get output(): string {
+        return this.printed.text;
+    }
 
     /** `env` is added to `baseEnv` (the test's environment unless given). */
     static async start(dataDir: string, env: Record<string, string> = {}, extraArgs: string[] = [], baseEnv: NodeJS.ProcessEnv = process.env): Promise<ServiceProcess> {
         const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir, ...extraArgs], { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-        let stderr = "";
-        child.stderr!.on("data", (d) => (stderr += d));
+        const printed = { text: "" };
+        child.stderr!.on("data", (d) => (printed.text += d));
         const url = await new Promise<string>((resolve, reject) => {
             child.stdout!.on("data", (d) => {
+                printed.text += d;
                 const m = /on (http:\/\/127\.0\.0\.1:\d+)\/vnflcm\/v1/.exec(String(d));
                 if (m) resolve(m[1]);
             });
-            child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+            child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${printed.text}`)));
         });
-        return new ServiceProcess(child, url);
+        return new ServiceProcess(child, url, printed);
     }
 
     /** A JSON request to the service; the answer's status, Location and parsed body. */

@@ -1,7 +1,8 @@
 /**
  * What a test can ask of the stand-in beyond the real CLI's behaviour, through files in the folder
  * `$PULUMI_STANDIN_STATE` (all optional):
- * - `calls`: every command line is appended, `<pid> <arguments>` (what `ps` would show);
+ * - `calls`: every command line is appended, `<pid> <arguments>` (what `ps` would show); an update adds
+ *   `<pid> env OS_AUTH_URL=<url> OS_PASSWORD=set|unset` (which OpenStack credentials reached it);
  * - `delays.json`: `{"<command>": ms}` — that command waits first (an update waits holding its lock, and
  *   SIGINT cancels the wait as it cancels an update);
  * - `fail-next`: the next update, refresh or destroy fails with the file's text (the file is removed);
@@ -16,6 +17,11 @@ const file = (name: string) => (dir ? path.join(dir, name) : undefined);
 export function recordCall(argv: string[]): void {
     const calls = file("calls");
     if (calls) fs.appendFileSync(calls, `${process.pid} ${argv.join(" ")}\n`);
+}
+
+export function recordUpdateEnvironment(): void {
+    const calls = file("calls");
+    if (calls) fs.appendFileSync(calls, `${process.pid} env OS_AUTH_URL=${process.env.OS_AUTH_URL ?? ""} OS_PASSWORD=${process.env.OS_PASSWORD ? "set" : "unset"}\n`);
 }
 
 export function versionOverride(): string | undefined {

@@ -10,7 +10,7 @@
 import type { EngineEventJson, RunResult, StackRun } from "../../engine";
 import { DiyBackend } from "./backend";
 import { openEventLog } from "./eventLog";
-import { delayFor, takePlantedFailure } from "./knobs";
+import { delayFor, recordUpdateEnvironment, takePlantedFailure } from "./knobs";
 import { mergeAndValidate, Project } from "./project";
 import { StackConfigFile } from "./stackConfig";
 
@@ -48,6 +48,7 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
     if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
 
     const unlock = backend.lock(stack);
+    recordUpdateEnvironment();
     const started = new Date();
     const log = openEventLog(request.eventLog);
     let sequence = 0;

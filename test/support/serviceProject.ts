@@ -1,0 +1,33 @@
+/**
+ * A project folder for an LCM service under test: this project's program (linked), its own Pulumi.yaml
+ * copy, an empty `stacks/` and no state yet, as a fresh clone has them. The service's stacks, their config
+ * files and the Pulumi state stay in it, and go with it.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { PROJECT_DIR } from "./program";
+
+const PROGRAM = ["index.ts", "package.json", "tsconfig.json", "node_modules", "config", "components", "providers"];
+
+export interface ServiceProject {
+    dir: string;
+    /** A stack's config file, parsed (undefined while there is none). */
+    stackFileText(stack: string): string | undefined;
+    remove(): void;
+}
+
+export function serviceProject(): ServiceProject {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-project-"));
+    fs.copyFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
+    fs.mkdirSync(path.join(dir, "stacks"));
+    for (const entry of PROGRAM) fs.symlinkSync(path.join(PROJECT_DIR, entry), path.join(dir, entry));
+    return {
+        dir,
+        stackFileText: (stack) => {
+            const file = path.join(dir, "stacks", `Pulumi.${stack}.yaml`);
+            return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
+        },
+        remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+}
