@@ -61,6 +61,11 @@ export class DiyBackend {
         return path.join(this.root, ".pulumi", "stacks", this.project.name, `${stack}.json`);
     }
 
+    /** The stand-in's record of the stack's outputs (see outputs.ts). */
+    outputsFile(stack: string): string {
+        return path.join(this.root, ".pulumi", "stacks", this.project.name, `${stack}.outputs.json`);
+    }
+
     stackExists(stack: string): boolean {
         return fs.existsSync(this.checkpointFile(stack));
     }

@@ -6,11 +6,10 @@
  * stackConfig.ts, passphrase.ts, backend.ts, update.ts, eventLog.ts). It runs non-interactively and keeps
  * no "current stack": every command names its stack. Test knobs: knobs.ts.
  */
-import { loadCheckpoint } from "../../engine/state";
-import { isSecretValue, plain } from "../../engine/stepRules";
 import { DiyBackend } from "./backend";
 import { CommandLine, CommandSpec, FlagSpec, parseCommandLine } from "./commandLine";
 import { delayFor, recordCall, versionOverride } from "./knobs";
+import { loadOutputs } from "./outputs";
 import { findProject, Project } from "./project";
 import { coerce, parseConfigKey, StackConfigFile } from "./stackConfig";
 import { runUpdate } from "./update";
@@ -212,8 +211,8 @@ function configList(ctx: Context): void {
 
 function stackOutput(ctx: Context): void {
     ctx.backend.requireStack(ctx.stack);
-    const outputs = loadCheckpoint(ctx.backend.checkpointFile(ctx.stack)).outputs;
-    const shown = Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, isSecretValue(v) && !ctx.line.bool("show-secrets") ? "[secret]" : plain(v)]));
+    const crypter = ctx.line.bool("show-secrets") ? StackConfigFile.load(ctx.project, ctx.stack).crypter(process.env) : undefined;
+    const shown = loadOutputs(ctx.backend.outputsFile(ctx.stack), crypter);
     const name = ctx.line.args[0];
     if (name !== undefined && !(name in shown)) throw new Error(`current stack does not have output property '${name}'`);
     process.stdout.write(`${JSON.stringify(name === undefined ? shown : shown[name], null, 2)}\n`);

@@ -4,12 +4,14 @@
  * checked against Pulumi.yaml's types ("validating stack config: …") before anything runs; the update then
  * holds the stack's lock (a second update is refused, a killed one leaves it behind); SIGINT is the
  * graceful cancel. The program itself runs through the test engine (test/support/engine), against the lab
- * named by `K8S_VNF_LAB`; its events go to `--event-log`, its output to stdout, and an update summary
- * to the stack's history.
+ * named by `K8S_VNF_LAB`; its events go to `--event-log`, its output to stdout, its stack outputs to the
+ * state (outputs.ts) and an update summary to the stack's history.
  */
 import type { EngineEventJson, RunResult, StackRun } from "../../engine";
 import { DiyBackend } from "./backend";
 import { openEventLog } from "./eventLog";
+import { saveOutputs } from "./outputs";
+import { Crypter } from "./passphrase";
 import { delayFor, recordUpdateEnvironment, takePlantedFailure } from "./knobs";
 import { mergeAndValidate, Project } from "./project";
 import { StackConfigFile } from "./stackConfig";
@@ -26,10 +28,10 @@ export interface UpdateRequest {
 }
 
 /** The config map the CLI hands the language host: values as text (maps and lists as JSON), secrets decrypted. */
-function programConfig(project: Project, stack: string, file: StackConfigFile): { config: Record<string, string>; secretKeys: string[] } {
+function programConfig(project: Project, stack: string, file: StackConfigFile, crypter: Crypter): { config: Record<string, string>; secretKeys: string[] } {
     let merged;
     try {
-        merged = mergeAndValidate(project, stack, file.values(file.crypter(process.env)));
+        merged = mergeAndValidate(project, stack, file.values(crypter));
     } catch (e) {
         throw new Error(`validating stack config: ${(e as Error).message}`);
     }
@@ -42,7 +44,8 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
     const { kind, project, backend, stack } = request;
     backend.requireStack(stack);
     const file = StackConfigFile.load(project, stack);
-    const { config, secretKeys } = programConfig(project, stack, file);
+    const crypter = file.crypter(process.env);
+    const { config, secretKeys } = programConfig(project, stack, file, crypter);
     file.save();
     const labDescriptor = process.env.K8S_VNF_LAB;
     if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
@@ -91,6 +94,7 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
         // Loaded only for an update: the engine brings the SDK, gRPC and the lab with it.
         const engine = await import("../../engine");
         result = kind === "update" ? await engine.up(run, { replace: request.replace }) : kind === "destroy" ? await engine.destroy(run) : await engine.refresh(run);
+        saveOutputs(backend.outputsFile(stack), result.outputs, crypter);
     } catch (e) {
         failure = e as Error;
     } finally {
