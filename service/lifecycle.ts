@@ -246,6 +246,10 @@ export class Lifecycle {
             try {
                 let op = this.find(opId);
                 if (op.operationState === "ROLLED_BACK") return; // cancelled while waiting
+                if (op.operationState === "STARTING" && controller.signal.aborted) {
+                    this.transition(op, "ROLLED_BACK"); // cancelled while waiting for a slot: nothing ran
+                    return;
+                }
                 op = this.transition(op, direction === "forward" ? "PROCESSING" : "ROLLING_BACK");
                 const outcome = await this.perform(op, direction, controller.signal);
                 this.complete(op, direction, outcome);

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { execFile, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
@@ -12,6 +12,8 @@ import { Lab, labAvailable } from "./lab/lab";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
+import { describeProcess, stopPulumiProcess } from "../service/pulumiProcess";
+import { ServerChanges } from "../service/serverChanges";
 import { STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
 const exec = promisify(execFile);
@@ -214,6 +216,67 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
     });
 });
 
+describe("affectedVnfcs from the engine's events (ServerChanges)", () => {
+    const urn = (name: string) => `urn:pulumi:s::k8s-vnf::k8s-vnf:openstack:Server$openstack:compute/instance:Instance::${name}`;
+    const type = "openstack:compute/instance:Instance";
+    /** A step's two events as the CLI sends them: the pre-event before the step, the outputs after it. */
+    const step = (op: string, name: string, oldId: string | null, newId: string | null) => [
+        { resourcePreEvent: { metadata: { op, urn: urn(name), type, old: oldId ? { id: oldId } : null, new: newId !== null ? { id: op === "create" || op === "create-replacement" ? "" : newId } : null } } },
+        { resOutputsEvent: { metadata: { op, urn: urn(name), type, old: oldId ? { id: oldId } : null, new: newId !== null ? { id: newId } : null } } },
+    ];
+
+    it("each changed server is its VNFC by server id, whatever its resource is named; servers that are no VNFC are left out", () => {
+        const changes = new ServerChanges();
+        const events = [
+            ...step("create", "v-storage-server-vm", null, "srv-storage"),
+            ...step("create", "v-registry-server-vm", null, "srv-registry"),
+            ...step("delete-replaced", "v-worker-1-vm", "srv-w1-old", null),
+            ...step("replace", "v-worker-1-vm", "srv-w1-old", "srv-w1-new"),
+            ...step("create-replacement", "v-worker-1-vm", "srv-w1-old", "srv-w1-new"),
+            ...step("delete", "v-worker-2-vm", "srv-w2", null),
+            ...step("same", "v-master-0-vm", "srv-m0", "srv-m0"),
+            ...step("create", "v-ansible-vm", null, "srv-ansible"),
+        ];
+        for (const e of events) changes.see(e);
+        const before = [
+            { id: "v-worker-1", vduId: "workerNode", computeResource: { resourceId: "srv-w1-old" } },
+            { id: "v-worker-2", vduId: "workerNode", computeResource: { resourceId: "srv-w2" } },
+        ];
+        const after = [
+            { id: "v-storage", vduId: "storage_server", serverId: "srv-storage" },
+            { id: "v-registry", vduId: "PrivateRegistryVDU", serverId: "srv-registry" },
+            { id: "v-worker-1", vduId: "workerNode", serverId: "srv-w1-new" },
+            { id: "v-master-0", vduId: "masterNode", serverId: "srv-m0" },
+        ];
+        assert.deepEqual(
+            changes.affectedVnfcs(before, after).map((v) => [v.id, v.vduId, v.changeType, v.computeResource.resourceId]),
+            [
+                ["v-storage", "storage_server", "ADDED", "srv-storage"],
+                ["v-registry", "PrivateRegistryVDU", "ADDED", "srv-registry"],
+                ["v-worker-1", "workerNode", "MODIFIED", "srv-w1-new"],
+                ["v-worker-2", "workerNode", "REMOVED", "srv-w2"],
+            ],
+        );
+        assert.equal(changes.count, 5, "the master's same step changes nothing");
+    });
+});
+
+describe("Pulumi processes a dead service left behind (pulumiProcess)", () => {
+    it("only the recorded process is signalled: a PID with another start time is left alone; the recorded one gets SIGINT", async () => {
+        const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+        try {
+            const recorded = describeProcess(child.pid!)!;
+            assert.match(await stopPulumiProcess({ pid: child.pid!, startTime: String(Number(recorded.startTime) - 1) }, 1000), /was no longer running/);
+            assert.equal(child.exitCode ?? child.signalCode, null, "another process with that PID is not touched");
+            const exited = new Promise((r) => child.once("exit", (_code, signal) => r(signal)));
+            assert.match(await stopPulumiProcess(recorded, 5000), new RegExp(`its Pulumi command \\(pid ${child.pid}\\) was cancelled`));
+            assert.equal(await exited, "SIGINT");
+        } finally {
+            if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        }
+    });
+});
+
 describe("LCM service authentication", function () {
     this.timeout(60_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-auth-"));
@@ -283,6 +346,15 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     const locks = () => {
         const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
         return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+    };
+    /** Waits until an occurrence (by its URL) is no longer running; returns it. */
+    const finished = async (opUrl: string) => {
+        for (let i = 0; i < 1200; i++) {
+            const op = (await (await fetch(opUrl)).json()) as any;
+            if (!["STARTING", "PROCESSING", "ROLLING_BACK"].includes(op.operationState)) return op;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail(`${opUrl} did not finish`);
     };
     const vnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
     const workerCount = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").length;
@@ -586,6 +658,22 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.equal((await settle()).operationState, "COMPLETED");
         assert.ok(Date.now() - started < 120_000, "not held up by notification retries");
         await api("DELETE", `/vnflcm/v1/subscriptions/${sub.body.id}`);
+    });
+
+    it("affectedVnfcs name VNFCs as the program does, also where the server's resource is named otherwise: the storage server is `<vnf>-storage`", async () => {
+        const storage = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-storage")).ID;
+        // The service takes no VNF package, so the request's PV manifests (package files) are left out.
+        const body = seedBody(lab, "storage-instantiate.json", { withoutVim: true });
+        delete body.additionalParams.k8s_cluster_installation_param.pv_registration_params;
+        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/instantiate`, body)).location!);
+        assert.equal(instantiated.operationState, "COMPLETED", JSON.stringify(instantiated.error));
+        const ids = (await api("GET", `/vnflcm/v1/vnf_instances/${storage}`)).body.instantiatedVnfInfo.vnfcResourceInfo.map((v: any) => v.id);
+        assert.ok(ids.includes(`vnf-${storage}-storage`), ids.join(", "));
+        assert.deepEqual(instantiated.resourceChanges.affectedVnfcs.map((v: any) => v.id).sort(), [...ids].sort());
+        const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/terminate`, { terminationType: "FORCEFUL" })).location!);
+        assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
+        assert.deepEqual(terminated.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), ids.map((i: string) => [i, "REMOVED"]).sort());
+        await api("DELETE", `/vnflcm/v1/vnf_instances/${storage}`);
     });
 
     it("the lab's password is nowhere to be seen: not on a Pulumi command line, in a stack file, a GET, a notification or the service's output", async () => {
