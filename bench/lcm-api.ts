@@ -1,16 +1,24 @@
 /**
- * The LCM service's API under load: with 1,000 VNF instances and 10,000 operation occurrences stored,
- * GET latency (p50/p99) of an instance and of an occurrence under 100 concurrent clients, and the time to
- * accept a task (the 202: checks, plan, occurrence journalled and fsynced). The service runs as users run
- * it (`k8s-vnf serve`, its own process); the load comes from this one. Stacks are not run: the service is
- * given no Pulumi CLI, so accepted tasks fail afterwards, which the 202 does not wait for.
+ * The LCM service as users run it (`k8s-vnf serve`, its own process), against the stand-in Pulumi CLI
+ * (test/support/stand-ins/pulumi-cli), measured from this process:
+ * - its API under load: with 1,000 VNF instances and 10,000 operation occurrences stored, GET latency (p50/p99)
+ *   of an instance and of an occurrence under 100 concurrent clients, and the time to accept a task (the 202:
+ *   checks, plan, occurrence journalled and fsynced). Each accepted task is cancelled at once (at most one runs,
+ *   `--max-parallel 1`): the stored instances have no stacks to update;
+ * - operations end to end, where lab hosts can run (root): instantiate of the simple seed (1 master, 2 workers)
+ *   and a scale-out by one, from the 202 to COMPLETED, through the Automation API, the CLI and the program.
  */
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { parseRequestText } from "../config/requestText";
 import { Store } from "../service/store";
+import { Lab, labAvailable } from "../test/lab/lab";
+import { REQUESTS_DIR } from "../test/support/fixtures";
 import { ServiceProcess } from "../test/support/serviceProcess";
+import { serviceProject } from "../test/support/serviceProject";
+import { STAND_IN_PULUMI_ROOT } from "../test/support/stand-ins/pulumi-cli/client";
 
 const INSTANCES = 1_000;
 const OP_OCCS = 10_000;
@@ -72,7 +80,9 @@ async function main(): Promise<void> {
         store.close();
         const size = fs.statSync(store.file).size;
         // Only PATH from this environment: no OS_* or PULUMI_* of the machine's reaches the service.
-        server = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: path.join(dataDir, "no-pulumi-here") }, [], { PATH: process.env.PATH });
+        const knobs = path.join(dataDir, "pulumi-standin");
+        fs.mkdirSync(knobs);
+        server = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STAND_IN_PULUMI_ROOT, PULUMI_STANDIN_STATE: knobs, PULUMI_CONFIG_PASSPHRASE: "bench" }, ["--max-parallel", "1"], { PATH: process.env.PATH });
         const prefix = `${server.url}/vnflcm/v1`;
 
         await load(instances.map((r) => `${prefix}/vnf_instances/${r.id}`)); // warm-up: JIT, connections
@@ -86,6 +96,7 @@ async function main(): Promise<void> {
             await r.arrayBuffer();
             if (r.status !== 202) throw new Error(`scale: ${r.status}`);
             accept.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            await fetch(`${r.headers.get("location")}/cancel`, { method: "POST" });
         }
         accept.sort((a, b) => a - b);
 
@@ -96,6 +107,54 @@ async function main(): Promise<void> {
         console.log(row(`POST scale → 202 (accepted, journalled with fsync)`, accept));
     } finally {
         await server?.stop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+    await endToEnd();
+}
+
+/** Seconds from a task's 202 until its occurrence leaves STARTING/PROCESSING; fails unless COMPLETED. */
+async function timed(service: ServiceProcess, route: string, body: unknown): Promise<number> {
+    const t0 = Date.now();
+    const accepted = await service.call("POST", route, body);
+    if (accepted.status !== 202) throw new Error(`${route}: ${accepted.status} ${JSON.stringify(accepted.body)}`);
+    for (;;) {
+        const op = (await service.call("GET", new URL(accepted.location!).pathname)).body;
+        if (op.operationState === "COMPLETED") return (Date.now() - t0) / 1000;
+        if (!["STARTING", "PROCESSING"].includes(op.operationState)) throw new Error(`${route}: ${op.operationState} ${JSON.stringify(op.error)}`);
+        await new Promise((r) => setTimeout(r, 200));
+    }
+}
+
+async function endToEnd(): Promise<void> {
+    const available = labAvailable();
+    if (!available.ok) {
+        console.log(`LCM operations end to end: skipped (${available.why})`);
+        return;
+    }
+    const lab = new Lab();
+    const project = serviceProject();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-ops-"));
+    let service: ServiceProcess | undefined;
+    try {
+        await lab.start([]);
+        const knobs = path.join(dataDir, "pulumi-standin");
+        fs.mkdirSync(knobs);
+        service = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STAND_IN_PULUMI_ROOT, PULUMI_STANDIN_STATE: knobs, PULUMI_CONFIG_PASSPHRASE: "bench", K8S_VNF_LAB: lab.descriptorFile }, ["--project", project.dir], { PATH: process.env.PATH });
+        const text = fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8").replace(/("password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
+        const body = parseRequestText(text, "simple-instantiate.json") as Record<string, unknown>;
+        delete body.vimConnectionInfo;
+        const id = (await service.call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "bench" })).body.id;
+        const instantiate = await timed(service, `/vnflcm/v1/vnf_instances/${id}/instantiate`, body);
+        const scaleOut = await timed(service, `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
+        const commands = fs.readFileSync(path.join(knobs, "calls"), "utf8").trim().split("\n").filter((l) => !l.split(" ")[1].startsWith("env")).length;
+        console.log("LCM operations end to end (Automation API, stand-in Pulumi CLI, the program on lab hosts):");
+        console.log(`  instantiate simple (1 master, 2 workers)  ${instantiate.toFixed(1).padStart(6)} s`);
+        console.log(`  scale out by one worker                   ${scaleOut.toFixed(1).padStart(6)} s`);
+        console.log(`  Pulumi commands run for the two           ${String(commands).padStart(6)}`);
+    } finally {
+        await service?.stop();
+        await lab.stop();
+        project.remove();
         fs.rmSync(dataDir, { recursive: true, force: true });
     }
 }
