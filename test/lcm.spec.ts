@@ -93,6 +93,29 @@ function configOf(project: ServiceProject, stack: string): Record<string, unknow
     return JSON.parse(JSON.stringify(config, (_k, v) => (v && typeof v === "object" && typeof v.secure === "string" ? "[secure]" : v)));
 }
 
+/**
+ * Stops Pulumi commands a service under test left running (a test that failed between a crash and the
+ * restart): by the PIDs the stand-in recorded, each only while it is still the stand-in, with its group.
+ */
+function stopLeftoverCommands(knobs: string): void {
+    const calls = path.join(knobs, "calls");
+    if (!fs.existsSync(calls)) return;
+    for (const pid of new Set(fs.readFileSync(calls, "utf8").trim().split("\n").map((l) => Number(l.split(" ")[0])))) {
+        let cmdline = "";
+        try {
+            cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        } catch {
+            continue;
+        }
+        if (!cmdline.includes(path.join(STAND_IN_PULUMI_ROOT, "bin", "pulumi"))) continue;
+        try {
+            process.kill(-pid, "SIGKILL");
+        } catch {
+            // it ended meanwhile
+        }
+    }
+}
+
 const alive = (pid: number) => {
     try {
         process.kill(pid, 0);
@@ -381,6 +404,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     });
     after(async () => {
         await service?.stop();
+        stopLeftoverCommands(knobs);
         await callback?.stop();
         await lab?.stop();
         project?.remove();
@@ -762,6 +786,7 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
     });
     after(async () => {
         await service?.stop();
+        stopLeftoverCommands(knobs);
         await callback?.stop();
         await lab?.stop();
         project?.remove();
