@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -7,7 +8,7 @@ import { main } from "../cli/main";
 import { configurationReference, tackerReference } from "../cli/reference";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
-import { pathWithStandIn, runStandIn } from "./support/stand-ins/pulumi-cli/client";
+import { pathWithStandIn, runStandIn, STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
 const PASSPHRASE = "cli-test-passphrase";
 
@@ -128,6 +129,31 @@ describe("k8s-vnf CLI", () => {
             const refused = p.pulumi(["stack", "init", "other"]);
             assert.equal(refused.status, 1);
             assert.match(refused.stderr, new RegExp(`error: unable to open bucket file://${p.dir}/\\.state-elsewhere\\?no_tmp_dir=true: stat ${p.dir}/\\.state-elsewhere: no such file or directory`));
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("the Pulumi CLI's stack lock: a second update is refused while one runs, a killed one leaves its lock, pulumi cancel clears it", async () => {
+        const p = scratchProject();
+        try {
+            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
+            fs.writeFileSync(path.join(p.env.PULUMI_STANDIN_STATE, "delays.json"), JSON.stringify({ up: 60_000 }));
+            const first = spawn(path.join(STAND_IN_PULUMI_ROOT, "bin/pulumi"), ["up", "--yes", "--stack", "edge", "--non-interactive"], { cwd: p.dir, env: p.env, detached: true, stdio: "ignore" });
+            try {
+                const locks = path.join(p.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf/edge");
+                for (let i = 0; i < 200 && !(fs.existsSync(locks) && fs.readdirSync(locks).length); i++) await new Promise((r) => setTimeout(r, 50));
+                const locked = /^error: the stack is currently locked by 1 lock\(s\)\. Either wait for the other process\(es\) to end or delete the lock file with `pulumi cancel`\.\n {2}file:\/\/.*\.json\?create_dir=true&no_tmp_dir=true: created by \S+@\S+ \(pid \d+\) at /;
+                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, locked);
+                process.kill(-first.pid!, "SIGKILL");
+                await new Promise((r) => first.once("exit", r));
+                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, locked, "a killed update leaves its lock");
+                assert.equal(p.pulumi(["cancel", "--yes", "--stack", "edge"]).status, 0);
+                fs.rmSync(path.join(p.env.PULUMI_STANDIN_STATE, "delays.json"));
+                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, /set K8S_VNF_LAB/, "past the lock (this test runs no program)");
+            } finally {
+                if (first.exitCode === null && first.signalCode === null) process.kill(-first.pid!, "SIGKILL");
+            }
         } finally {
             p.cleanup();
         }

@@ -47,8 +47,6 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
     const crypter = file.crypter(process.env);
     const { config, secretKeys } = programConfig(project, stack, file, crypter);
     file.save();
-    const labDescriptor = process.env.K8S_VNF_LAB;
-    if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
 
     const unlock = backend.lock(stack);
     recordUpdateEnvironment();
@@ -74,6 +72,8 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
             emit({ summaryEvent: { maybeCorrupt: false, durationSeconds: 0, resourceChanges: {}, PolicyPacks: {}, isPreview: false, result: "failed" } });
             throw new Error(planted);
         }
+        const labDescriptor = process.env.K8S_VNF_LAB;
+        if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
         const run: StackRun = {
             projectDir: project.dir,
             stack,
