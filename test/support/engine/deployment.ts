@@ -1,25 +1,25 @@
 /**
  * One deployment of the test engine (`pulumi up`, `destroy` or `refresh`): the program's registrations
- * become steps by Pulumi's rules (stepRules.ts); dynamic resources run their real provider code (the
- * `__provider` each registration carries) in the real dynamic-provider host; OpenStack resources are
- * answered by the lab (labCloud.ts). The checkpoint is written after every step, as the CLI saves its
- * snapshot, so a failed run keeps what it did.
+ * become steps by Pulumi's rules (stepRules.ts; the engine's step_generator.go and step_executor.go at
+ * v3.248.0), run through the providers (resourceProviders.ts) and recorded in the checkpoint after every
+ * step (state.ts). The first failure stops the run as the engine's step executor does without
+ * `--continue-on-error`: no new step starts, the steps under way finish, the program is stopped.
  */
 import * as os from "node:os";
-import { ProviderHost } from "../providerHost";
-import { EngineEventJson, EngineRunError, RefreshOptions, RunResult, StackRun, StepOp, UpOptions } from "./api";
+import { EngineRunError, RefreshOptions, RunResult, StackRun, StepOp, UpOptions } from "./api";
+import { EngineEvents, EventOp } from "./events";
 import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
+import { isDynamic, ResourceProviders } from "./resourceProviders";
 import { containsUnknown, decide, dependentReplacements, DiffAnswer, isSecretValue, plain, scheduleDeletes, secretValue, shouldTriggerReplace, urnOf } from "./stepRules";
-import { Checkpoint, loadCheckpoint, ResourceState, saveCheckpoint } from "./state";
+import { ResourceState, RunState } from "./state";
 
 type Props = Record<string, unknown>;
 const PROJECT = "k8s-vnf";
-const isDynamic = (type: string) => type.startsWith("pulumi-nodejs:dynamic");
 
-/** `--parallel`'s default: PULUMI_PARALLEL, else 4 × the CPU count (pkg/cmd/pulumi/operations/up.go). */
-function defaultParallel(): number {
-    return Number(process.env.PULUMI_PARALLEL) || os.cpus().length * 4;
+/** `--parallel`'s default: PULUMI_PARALLEL, else 4 × the CPU count; anything below 1 is 1 (up.go, deployment.go). */
+function parallelism(requested: number | undefined): number {
+    return Math.max(1, requested ?? (Number(process.env.PULUMI_PARALLEL) || os.cpus().length * 4));
 }
 
 /** Features the engine's monitor reports (sdk/nodejs/runtime/settings.ts awaitFeatureSupport asks these). */
@@ -36,51 +36,49 @@ function unsupportedOptions(req: Record<string, any>): string[] {
     ];
 }
 
+/** What the monitor answers a registration after the run failed: the SDK ignores UNAVAILABLE (resource.ts). */
+export class RunStopped extends Error {
+    readonly code = 14;
+}
+
 export class Deployment {
-    private readonly olds: Checkpoint;
-    /** Resources of this run's state, in the order their steps completed. */
-    private readonly news: ResourceState[] = [];
-    /** URNs with a step in this run (the engine's `isOperatedOn`). */
+    private readonly state: RunState;
+    private readonly providers: ResourceProviders;
+    private readonly events: EngineEvents;
+    /** URNs with a step in this run (the step generator's operation maps). */
     private readonly operatedOn = new Set<string>();
-    /** Old resources deleted so far (for a dependent's delete-before-replace or after the program). */
-    private readonly deleted = new Set<ResourceState>();
-    /** URNs deleted because something they depend on is replaced delete-first; re-created when registered. */
+    /** URNs deleted in this run for a dependency's delete-first replacement; re-created when registered. */
     private readonly recreating = new Set<string>();
-    /** Old copies of resources replaced create-first, deleted after the program. */
-    private readonly replaced: ResourceState[] = [];
     private readonly changes: Partial<Record<StepOp, number>> = {};
-    private stackOutputs: Props = {};
     private failure?: string;
-    private stepsInFlight = 0;
-    private sequence = 0;
-    private readonly started = Date.now();
-    private host?: Promise<ProviderHost>;
-    private readonly cloud: LabCloud;
-    /** Steps waiting for a free slot under `--parallel`. */
-    private readonly slots: { free: number; waiting: (() => void)[] } = { free: Infinity, waiting: [] };
+    /** Whether a provider failed (its outcome unknown: the summary says the state may be corrupt). */
+    private providerFailed = false;
+    private readonly running = new Set<Promise<unknown>>();
+    private readonly slots: { free: number; waiting: (() => void)[] } = { free: 1, waiting: [] };
 
     constructor(
         private readonly run: StackRun,
         cloud: LabCloud,
     ) {
-        this.olds = loadCheckpoint(run.stateFile);
-        this.cloud = cloud;
+        this.state = new RunState(run.stateFile);
+        this.events = new EngineEvents(run);
+        this.providers = new ResourceProviders(cloud, run.config, run.env ?? {}, (line) => this.events.diagnostic("info", line));
         run.signal?.addEventListener("abort", () => {
             this.fail("update canceled");
-            this.emit({ cancelEvent: {} });
+            this.events.cancel();
         });
     }
 
-    /** `pulumi up`: the program runs; its registrations are steps; what it no longer registers is deleted. */
+    /** `pulumi up`: the program runs; its registrations are steps; then what it no longer registers is deleted. */
     async up(options: UpOptions): Promise<RunResult> {
         if (options.preview) throw new EngineRunError("the test engine does not preview yet");
-        this.slots.free = options.parallel ?? defaultParallel();
-        this.emit({ preludeEvent: { config: this.blindedConfig() } });
+        this.slots.free = parallelism(options.parallel);
+        this.events.prelude();
+        this.checkTargets(options.replace ?? []);
         if (this.run.signal?.aborted) this.fail("update canceled");
-        const replace = new Set(options.replace ?? []);
-        let program: ProgramRun | undefined;
         if (!this.failure) {
-            program = new ProgramRun(
+            const replace = new Set(options.replace ?? []);
+            const program = new ProgramRun(
                 { projectDir: this.run.projectDir, stack: this.run.stack, preview: false, config: this.run.config, secretKeys: this.run.secretKeys, env: this.run.env ?? {} },
                 {
                     supportsFeature: (id) => FEATURES.has(id),
@@ -89,34 +87,39 @@ export class Deployment {
                     output: (line, stream) => this.programOutput(line, stream),
                 },
             );
-            const stopWhenFailed = setInterval(() => this.failure && this.stepsInFlight === 0 && program!.kill(), 50);
+            // After a failure the registrations left wait forever (UNAVAILABLE): the engine stops the program.
+            const stopWhenFailed = setInterval(() => this.failure && this.running.size === 0 && program.kill(), 50);
             const programFailure = await program.finished;
             clearInterval(stopWhenFailed);
+            await this.settle();
             if (programFailure && !this.failure) this.fail(programFailure);
         }
-        if (!this.failure) await this.deleteUnregistered();
+        if (!this.failure) await this.deleteAll([...this.state.pendingDeletes(), ...this.state.untouched(this.operatedOn)]);
         return this.finish();
     }
 
     /** `pulumi destroy`: every resource deleted, dependents first. */
-    async destroy(): Promise<RunResult> {
-        this.emit({ preludeEvent: { config: this.blindedConfig() } });
-        await this.deleteAll(this.olds.resources.filter((r) => !this.deleted.has(r)));
-        this.stackOutputs = {};
+    async destroy(options: { parallel?: number } = {}): Promise<RunResult> {
+        this.slots.free = parallelism(options.parallel);
+        this.events.prelude();
+        await this.deleteAll(this.state.olds.resources.filter((r) => !this.state.isRemoved(r)));
+        if (!this.failure) this.state.outputs = {};
         return this.finish();
     }
 
     /**
-     * `pulumi refresh`: every custom resource read back at once (refresh steps are generated up front and
-     * run in parallel); one that is gone leaves the state, one that cannot be read keeps its old state and
-     * fails the refresh.
+     * `pulumi refresh`: every resource read back in parallel (refresh steps are generated up front); one that
+     * is gone leaves the state, one that cannot be read keeps its old state and fails the refresh. Outputs
+     * are updated in place; counted as `same`, `update` or `delete` (the step's result op, update.go).
      */
-    async refresh(options: RefreshOptions = {}): Promise<RunResult> {
-        this.emit({ preludeEvent: { config: this.blindedConfig() } });
-        const targeted = (r: ResourceState) => r.custom && (!options.targets || options.targets.includes(r.urn));
-        const read = await Promise.all(this.olds.resources.map((r) => (targeted(r) ? this.step("refresh", r, () => this.read(r)).catch(() => r) : r)));
-        for (const r of read) if (r) this.news.push(r);
-        this.stackOutputs = this.olds.outputs;
+    async refresh(options: RefreshOptions & { parallel?: number } = {}): Promise<RunResult> {
+        this.slots.free = parallelism(options.parallel);
+        this.events.prelude();
+        this.checkTargets(options.targets ?? []);
+        if (!this.failure) {
+            const targeted = (r: ResourceState) => !options.targets || options.targets.includes(r.urn);
+            await Promise.all(this.state.olds.resources.filter(targeted).map((r) => this.refreshOne(r).catch(() => undefined)));
+        }
         return this.finish();
     }
 
@@ -124,275 +127,260 @@ export class Deployment {
 
     private async register(req: Record<string, any>, replaceUrns: Set<string>): Promise<{ urn: string; id: string; object: Props }> {
         const urn = urnOf(this.run.stack, PROJECT, req.type, req.name, req.parent);
-        if (this.failure) throw new Error(this.failure);
-        const unsupported = unsupportedOptions(req);
-        if (unsupported.length) throw new Error(`${urn}: the test engine does not implement ${unsupported.join(", ")}; add it to test/support/engine before using it`);
-        if (this.operatedOn.has(urn)) throw new Error(`Duplicate resource URN '${urn}'; try giving it a unique name`);
-        this.operatedOn.add(urn);
-        const old = this.recreating.has(urn) ? undefined : this.olds.resources.find((r) => r.urn === urn && !this.deleted.has(r));
-        const goal: ResourceState = {
-            urn,
-            type: req.type,
-            custom: req.custom,
-            id: "",
-            parent: req.parent,
-            inputs: req.object,
-            outputs: {},
-            dependencies: req.dependencies,
-            propertyDependencies: req.propertyDependencies,
-            deleteBeforeReplace: req.deleteBeforeReplace,
-            replacementTrigger: req.replacementTrigger,
-            additionalSecretOutputs: req.additionalSecretOutputs,
-            deletedWith: req.deletedWith,
-            retainOnDelete: req.retainOnDelete,
-        };
-        if (!goal.custom) {
-            const op = old && JSON.stringify(old.inputs) === JSON.stringify(goal.inputs) ? "same" : "create";
-            this.emitStep(op, goal);
-            this.record({ ...goal, outputs: old?.outputs ?? {} }, op);
-            return { urn, id: "", object: {} };
+        if (this.failure) throw new RunStopped(this.failure);
+        try {
+            const unsupported = unsupportedOptions(req);
+            if (unsupported.length) throw new Error(`${urn}: the test engine does not implement ${unsupported.join(", ")}; add it to test/support/engine before using it`);
+            if (this.operatedOn.has(urn)) throw new Error(`Duplicate resource URN '${urn}'; try giving it a unique name`);
+            this.operatedOn.add(urn);
+            const goal: ResourceState = {
+                urn,
+                type: req.type,
+                custom: req.custom,
+                id: "",
+                parent: req.parent,
+                inputs: req.object,
+                outputs: {},
+                dependencies: req.dependencies,
+                propertyDependencies: req.propertyDependencies,
+                deleteBeforeReplace: req.deleteBeforeReplace,
+                replacementTrigger: req.replacementTrigger,
+                additionalSecretOutputs: req.additionalSecretOutputs,
+                deletedWith: req.deletedWith,
+                retainOnDelete: req.retainOnDelete,
+            };
+            const old = this.state.old(urn);
+            if (!goal.custom) return { urn, id: "", object: {}, ...this.component(goal, old) };
+            const recorded = await this.customSteps(goal, old, replaceUrns.has(urn));
+            return { urn, id: recorded.id, object: recorded.outputs };
+        } catch (e) {
+            // A failed step has reported itself and stopped the run; anything else is reported here.
+            if (e instanceof RunStopped) throw e;
+            this.events.diagnostic("error", (e as Error).message, urn);
+            this.fail((e as Error).message);
+            throw new RunStopped((e as Error).message);
         }
-        const state = await this.customSteps(goal, old, replaceUrns.has(urn));
-        return { urn, id: state.id, object: this.withSecrets(state, state.outputs) };
+    }
+
+    /** A component: no provider; same when its inputs are, else an update (`sg.diff` with no provider). */
+    private component(goal: ResourceState, old: ResourceState | undefined): Record<string, never> {
+        const op = !old ? "create" : JSON.stringify(old.inputs) === JSON.stringify(goal.inputs) ? "same" : "update";
+        this.events.pre(op, old, goal);
+        this.record({ ...goal, outputs: old?.outputs ?? {} }, op);
+        return {};
     }
 
     private registerOutputs(urn: string, outputs: Props): void {
-        const r = this.news.find((n) => n.urn === urn);
-        if (r) r.outputs = outputs;
-        if (r?.type === "pulumi:pulumi:Stack") this.stackOutputs = outputs;
-        this.save();
+        const r = this.state.resources().find((n) => n.urn === urn);
+        if (!r) return;
+        r.outputs = outputs;
+        this.events.outputs("same", undefined, r);
+        if (r.type === "pulumi:pulumi:Stack") this.state.outputs = outputs;
+        this.state.save();
     }
 
-    /** `continueStepsFromImport` → `generateStepsFromDiff` → `continueStepsFromDiff` for a custom resource. */
+    /** `continueStepsFromImport` → `generateStepsFromDiff` → `continueStepsFromDiff`, for a custom resource. */
     private async customSteps(goal: ResourceState, old: ResourceState | undefined, targetedReplace: boolean): Promise<ResourceState> {
         const recreating = this.recreating.has(goal.urn);
-        const checked = await this.check(goal, recreating || !old ? undefined : old);
-        if (!old && recreating) {
-            // `continueStepsFromImport`: a resource deleted for a dependency's delete-first replacement.
-            this.emitStep("replace", checked);
-            return this.step("create-replacement", checked, () => this.create(checked)).then((s) => this.record(s, "replace"));
+        let checked = await this.check(goal, recreating || !old || targetedReplace || old.pendingReplacement ? undefined : old);
+        if (old && recreating) {
+            this.logical("replace", old, checked);
+            return this.createReplacement(old, checked);
         }
-        if (!old) return this.step("create", checked, () => this.create(checked)).then((s) => this.record(s, "create"));
+        if (!old) return this.step("create", undefined, checked, () => this.providers.create(checked)).then((c) => this.record({ ...checked, ...c }, "create"));
+
         if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
-        const diff: DiffAnswer = targetedReplace ? { changes: "some", replaces: ["id"], deleteBeforeReplace: false } : triggered ? { changes: "some", replaces: [], deleteBeforeReplace: false } : await this.diff(old, checked.inputs);
-        const decision = decide(diff, triggered, goal.deleteBeforeReplace, JSON.stringify(plain(old.inputs)) !== JSON.stringify(plain(checked.inputs)));
+        const diff: DiffAnswer = targetedReplace ? { changes: "some", replaces: ["id"], deleteBeforeReplace: false } : triggered ? { changes: "some", replaces: [], deleteBeforeReplace: false } : await this.providers.diff(old, checked.inputs);
+        const decision = old.pendingReplacement
+            ? { op: "replace" as const, deleteBeforeReplace: goal.deleteBeforeReplace ?? diff.deleteBeforeReplace }
+            : decide(diff, triggered, goal.deleteBeforeReplace, JSON.stringify(plain(old.inputs)) !== JSON.stringify(plain(checked.inputs)));
         if (decision.op === "same") {
-            this.emitStep("same", checked);
+            this.logical("same", old, checked);
             return this.record({ ...checked, id: old.id, outputs: old.outputs }, "same");
         }
         if (decision.op === "update") {
-            return this.step("update", checked, async () => ({ ...checked, id: old.id, outputs: await this.update(old, checked) })).then((s) => this.record(s, "update"));
+            return this.step("update", old, checked, async () => ({ ...checked, id: old.id, outputs: await this.providers.update(old, checked.inputs) })).then((u) => this.record(u, "update"));
         }
+        // A replacement checks the new inputs again, without the old ones (continueStepsFromDiff).
+        if (!targetedReplace && !old.pendingReplacement) checked = await this.check(goal, undefined);
         if (decision.deleteBeforeReplace) {
-            const dependents = await dependentReplacements(this.olds.resources, old, this.operatedOn, (r, inputs) => this.diff(r, inputs));
-            for (const d of [...dependents].reverse()) {
-                if (this.deleted.has(d)) continue;
-                await this.step("delete-replaced", d, () => this.delete(d));
-                this.recreating.add(d.urn);
+            await this.deleteDependents(old);
+            if (!old.pendingReplacement) {
+                await this.step("delete-replaced", old, undefined, () => this.providers.delete(old));
+                this.state.mark(old, "pendingReplacement");
             }
-            await this.step("delete-replaced", old, () => this.delete(old));
-            this.emitStep("replace", checked);
-            return this.step("create-replacement", checked, () => this.create(checked)).then((s) => this.record(s, "replace"));
+            this.logical("replace", old, checked);
+            return this.createReplacement(old, checked);
         }
-        const created = await this.step("create-replacement", checked, () => this.create(checked));
-        this.emitStep("replace", checked);
-        this.replaced.push(old);
-        return this.record(created, "replace");
+        const created = await this.createReplacement(old, checked);
+        this.logical("replace", old, checked);
+        if (!old.pendingReplacement) this.state.mark(old, "delete");
+        return created;
     }
 
-    /** Check: a new resource's inputs alone; an existing one's with its old inputs (`continueStepsFromImport`). */
+    /** The new copy of a replaced resource; a pending-replacement old entry leaves the state with it. */
+    private createReplacement(old: ResourceState, next: ResourceState): Promise<ResourceState> {
+        return this.step("create-replacement", old, next, () => this.providers.create(next)).then((c) => this.record({ ...next, ...c }, "replace"));
+    }
+
+    /**
+     * Delete-before-replace: the dependents whose Diff, with their property from a replaced resource unknown,
+     * answers replace are deleted first, in reverse dependency order (calculateDependentReplacements).
+     */
+    private async deleteDependents(root: ResourceState): Promise<void> {
+        const ignore = new Set([...this.operatedOn, ...this.recreating]);
+        const dependents = await dependentReplacements(this.state.olds.resources, root, ignore, (r, inputs) => this.providers.diff(r, inputs));
+        for (const d of dependents.reverse()) {
+            await this.step("delete-replaced", d, undefined, () => this.providers.delete(d));
+            this.state.mark(d, "pendingReplacement");
+            this.recreating.add(d.urn);
+        }
+    }
+
     private async check(goal: ResourceState, old: ResourceState | undefined): Promise<ResourceState> {
-        if (!isDynamic(goal.type)) return goal;
-        const host = await this.providerHost();
-        const { inputs, failures } = await host.check(old ? (plain(old.inputs) as Props) : {}, plain(goal.inputs) as Props);
+        const { inputs, failures } = await this.providers.check(goal, old?.inputs);
         if (failures.length) {
-            for (const f of failures) this.diagnostic("error", `${f.property}: ${f.reason}`, goal.urn);
+            for (const f of failures) this.events.diagnostic("error", `${f.property}: ${f.reason}`, goal.urn);
             throw new Error(`resource ${goal.urn} is invalid: ${failures.map((f) => `${f.property}: ${f.reason}`).join("; ")}`);
         }
-        return { ...goal, inputs: this.rewrap(goal.inputs, inputs) };
+        return { ...goal, inputs };
     }
 
-    private async diff(old: ResourceState, inputs: Props): Promise<DiffAnswer> {
-        if (!isDynamic(old.type)) return this.cloud.diff(old.type, old.inputs, inputs);
-        const host = await this.providerHost();
-        return host.diff(old.id, plain(old.outputs) as Props, plain(inputs) as Props);
-    }
+    // ---- deletes and refresh -----------------------------------------------------------------------
 
-    private async create(goal: ResourceState): Promise<ResourceState> {
-        if (!isDynamic(goal.type)) {
-            const { id, outputs } = await this.cloud.create(goal.type, goal.urn, plain(goal.inputs) as Props);
-            return { ...goal, id, outputs: this.rewrap(goal.inputs, outputs) };
-        }
-        const { id, outs } = await (await this.providerHost()).create(plain(goal.inputs) as Props);
-        return { ...goal, id, outputs: this.rewrap(goal.inputs, outs) };
-    }
-
-    private async update(old: ResourceState, goal: ResourceState): Promise<Props> {
-        const outputs = isDynamic(goal.type)
-            ? await (await this.providerHost()).update(old.id, plain(old.outputs) as Props, plain(goal.inputs) as Props)
-            : await this.cloud.update(goal.type, old.id, plain(old.outputs) as Props, plain(goal.inputs) as Props);
-        return this.rewrap(goal.inputs, outputs);
-    }
-
-    private async delete(r: ResourceState): Promise<ResourceState> {
-        if (r.custom && !r.retainOnDelete) {
-            if (isDynamic(r.type)) await (await this.providerHost()).delete(r.id, plain(r.outputs) as Props);
-            else await this.cloud.delete(r.type, r.id, plain(r.outputs) as Props);
-        }
-        this.deleted.add(r);
-        this.save();
-        return r;
-    }
-
-    private async read(r: ResourceState): Promise<ResourceState | undefined> {
-        const found = isDynamic(r.type) ? await (await this.providerHost()).read(r.id, plain(r.outputs) as Props) : await this.cloud.read(r.type, r.id, plain(r.outputs) as Props).then((x) => ({ id: x.id, props: x.outputs }));
-        if (!found.id) {
-            this.deleted.add(r);
-            return undefined;
-        }
-        return { ...r, outputs: this.rewrap(r.outputs, found.props) };
-    }
-
-    // ---- deletes after the program ---------------------------------------------------------------
-
-    /** `GenerateDeletes` + `ScheduleDeletes`: what the program no longer registers, and old copies replaced create-first. */
-    private async deleteUnregistered(): Promise<void> {
-        const condemned = [...this.replaced, ...this.olds.resources.filter((r) => !this.operatedOn.has(r.urn) && !this.deleted.has(r))];
-        await this.deleteAll(condemned);
-    }
-
-    /** Antichains in parallel; a resource whose dependent failed to delete is kept (`erroredDeps`). */
+    /**
+     * `ScheduleDeletes`: antichains in order, each in parallel; after a failure no further antichain starts.
+     * An entry pending replacement has nothing left to delete (`RemovePendingReplaceStep`).
+     */
     private async deleteAll(condemned: ResourceState[]): Promise<void> {
-        const graph = [...this.olds.resources, ...this.news];
-        const failed = new Set<string>();
-        for (const chain of scheduleDeletes(graph, condemned)) {
+        for (const chain of scheduleDeletes(this.state.olds.resources, condemned)) {
+            if (this.failure) return;
             await Promise.all(
                 chain.map(async (r) => {
-                    const blocked = condemned.some((d) => failed.has(d.urn) && (d.dependencies.includes(r.urn) || d.parent === r.urn || Object.values(d.propertyDependencies).flat().includes(r.urn)));
-                    if (blocked) {
-                        failed.add(r.urn);
+                    if (r.pendingReplacement) {
+                        this.logical("remove-pending-replace", r, undefined);
+                        this.state.remove(r);
                         return;
                     }
-                    const op = this.replaced.includes(r) ? "delete-replaced" : "delete";
-                    await this.step(op, r, () => this.delete(r)).catch(() => failed.add(r.urn));
+                    const deleted = await this.step(r.delete ? "delete-replaced" : "delete", r, undefined, () => this.providers.delete(r)).then(
+                        () => true,
+                        () => false,
+                    );
+                    if (deleted) this.state.remove(r);
                 }),
             );
         }
     }
 
-    // ---- steps, state and events -----------------------------------------------------------------
+    private async refreshOne(r: ResourceState): Promise<void> {
+        if (!r.custom || r.pendingReplacement || r.delete) {
+            this.count("same");
+            return;
+        }
+        const found = await this.step("refresh", r, r, () => this.providers.read(r));
+        if (!found) {
+            this.state.remove(r);
+            this.count("delete");
+            return;
+        }
+        const changed = JSON.stringify(found) !== JSON.stringify(r.outputs);
+        r.outputs = found;
+        this.state.save();
+        this.count(changed ? "update" : "same");
+    }
 
-    private async step<T>(op: StepOp | "create-replacement" | "delete-replaced", r: ResourceState, fn: () => Promise<T>): Promise<T> {
-        if (this.failure && op !== "delete" && op !== "delete-replaced" && op !== "refresh") throw new Error(this.failure);
-        this.stepsInFlight++;
+    // ---- steps and their bookkeeping --------------------------------------------------------------
+
+    /** Runs one step under `--parallel`; its failure fails the run. */
+    private async step<T>(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, fn: () => Promise<T>): Promise<T> {
+        if (this.failure && op !== "refresh") throw new RunStopped(this.failure);
+        const run = this.underSlot(op, async () => {
+            this.events.pre(op, old, next);
+            try {
+                const result = await fn();
+                this.events.outputs(op, old, next);
+                if (op === "delete") this.count("delete");
+                return result;
+            } catch (e) {
+                const subject = (next ?? old)!;
+                this.providerFailed ||= isDynamic(subject.type);
+                this.events.diagnostic("error", (e as Error).message, subject.urn);
+                this.events.failed(op, old, next);
+                this.fail((e as Error).message);
+                throw new RunStopped((e as Error).message);
+            }
+        });
+        this.running.add(run);
+        try {
+            return await run;
+        } finally {
+            this.running.delete(run);
+        }
+    }
+
+    private async underSlot<T>(op: EventOp, fn: () => Promise<T>): Promise<T> {
         if (this.slots.free > 0) this.slots.free--;
         else await new Promise<void>((resolve) => this.slots.waiting.push(resolve));
-        this.emit({ resourcePreEvent: { metadata: this.metadata(op, r) } });
         try {
-            const result = await fn();
-            this.emit({ resOutputsEvent: { metadata: this.metadata(op, r) } });
-            // Creates, updates and replaces are counted when their resource is recorded.
-            if (op === "delete" || op === "refresh") this.changes[op] = (this.changes[op] ?? 0) + 1;
-            return result;
-        } catch (e) {
-            const message = (e as Error).message;
-            this.diagnostic("error", message, r.urn);
-            this.emit({ resOpFailedEvent: { metadata: this.metadata(op, r), status: 0, steps: 0 } });
-            this.fail(message);
-            throw e;
+            if (this.failure && op !== "refresh") throw new RunStopped(this.failure);
+            return await fn();
         } finally {
-            this.stepsInFlight--;
             const next = this.slots.waiting.shift();
             if (next) next();
             else this.slots.free++;
         }
     }
 
-    private emitStep(op: "same" | "create" | "replace", r: ResourceState): void {
-        this.emit({ resourcePreEvent: { metadata: this.metadata(op, r) } });
-        this.emit({ resOutputsEvent: { metadata: this.metadata(op, r) } });
+    /** A step with no provider call (same, a logical replace, dropping a pending replacement). */
+    private logical(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined): void {
+        this.events.pre(op, old, next);
+        this.events.outputs(op, old, next);
     }
 
-    /** Puts a resource into this run's state; counts its change. */
+    /** A new copy into the state, its outputs secret as the engine marks them; the change counted. */
     private record(r: ResourceState, change: StepOp): ResourceState {
-        this.changes[change] = (this.changes[change] ?? 0) + 1;
-        this.news.push(r);
-        this.save();
+        // additionalSecretOutputs apply to the state as well as to what the program gets (step_executor.go).
+        r.outputs = Object.fromEntries(Object.entries(r.outputs).map(([k, v]) => [k, r.additionalSecretOutputs.includes(k) && !isSecretValue(v) ? secretValue(v) : v]));
+        this.count(change);
+        this.state.record(r);
         return r;
+    }
+
+    private count(change: StepOp): void {
+        this.changes[change] = (this.changes[change] ?? 0) + 1;
     }
 
     private fail(message: string): void {
         this.failure ??= message;
     }
 
-    private save(): void {
-        const kept = this.olds.resources.filter((r) => !this.deleted.has(r) && !this.news.some((n) => n.urn === r.urn) && !this.replaced.includes(r));
-        saveCheckpoint(this.run.stateFile, { resources: [...this.news.filter((r) => !this.deleted.has(r)), ...kept, ...this.replaced.filter((r) => !this.deleted.has(r))], outputs: this.stackOutputs });
+    /** `--replace` and `--target` name resources of the stack (deployment_executor.go). */
+    private checkTargets(urns: string[]): void {
+        const missing = urns.filter((u) => !this.state.olds.resources.some((r) => r.urn === u));
+        for (const u of missing) this.events.diagnostic("error", `Target '${u}' could not be found in the stack.`);
+        if (missing.length) this.fail("one or more targets could not be found in the stack");
+    }
+
+    /** Waits for every step under way (`WaitForCompletion`). */
+    private async settle(): Promise<void> {
+        while (this.running.size) await Promise.allSettled([...this.running]);
     }
 
     private async finish(): Promise<RunResult> {
-        this.save();
-        if (this.host) (await this.host).stop();
-        const result = this.run.signal?.aborted ? "canceled" : this.failure ? "failed" : "succeeded";
-        this.emit({ summaryEvent: { maybeCorrupt: false, durationSeconds: Math.ceil((Date.now() - this.started) / 1000), resourceChanges: this.changes, PolicyPacks: {}, isPreview: false, result } });
+        await this.settle();
+        this.state.save();
+        await this.providers.stop();
+        this.events.summary(this.changes, this.run.signal?.aborted ? "canceled" : this.failure ? "failed" : "succeeded", this.providerFailed);
         if (this.failure) throw new EngineRunError(this.failure);
-        const outputs = Object.fromEntries(Object.entries(this.stackOutputs).map(([k, v]) => [k, { value: plain(v), secret: isSecretValue(v) }]));
+        const outputs = Object.fromEntries(Object.entries(this.state.outputs).map(([k, v]) => [k, { value: plain(v), secret: isSecretValue(v) }]));
         return { outputs, changes: this.changes };
-    }
-
-    /**
-     * Secretness of a provider's answer: by property name only (`annotateSecrets`,
-     * sdk/go/common/resource/plugin/provider_plugin.go): a key secret among the inputs stays secret.
-     */
-    private rewrap(inputs: Props, answer: Props): Props {
-        return Object.fromEntries(Object.entries(answer).map(([k, v]) => [k, isSecretValue(inputs[k]) ? secretValue(plain(v)) : v]));
-    }
-
-    /** Outputs as the program gets them: also secret when listed in `additionalSecretOutputs`. */
-    private withSecrets(r: ResourceState, outputs: Props): Props {
-        return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, r.additionalSecretOutputs.includes(k) && !isSecretValue(v) ? secretValue(v) : v]));
-    }
-
-    private providerHost(): Promise<ProviderHost> {
-        this.host ??= ProviderHost.forEngine(this.run.config, { ...process.env, ...this.run.env }).then((h) => {
-            let buffered = "";
-            h.onOutput = (text) => {
-                buffered += text;
-                const lines = buffered.split("\n");
-                buffered = lines.pop()!;
-                for (const line of lines) this.diagnostic("info", line);
-            };
-            return h;
-        });
-        return this.host;
     }
 
     private programOutput(line: string, stream: "stdout" | "stderr"): void {
         // Mock mode has no engine to log to: `pulumi.log` writes "warning: [runtime] …" (sdk/nodejs/log/index.ts).
         const m = /^(warning|error): \[runtime\] (.*)$/.exec(line);
-        if (m) this.diagnostic(m[1] as "warning" | "error", m[2]);
-        else this.diagnostic(stream === "stdout" ? "info" : "info#err", line);
-    }
-
-    private diagnostic(severity: "info" | "info#err" | "warning" | "error", message: string, urn?: string): void {
-        this.run.onOutput?.(`${severity === "info" || severity === "info#err" ? "" : `${severity}: `}${message}`);
-        this.emit({ diagnosticEvent: { ...(urn ? { urn } : {}), message: `${message}\n`, color: "never", severity } });
-    }
-
-    /** The prelude's config: secrets blinded (pkg/engine/events.go). */
-    private blindedConfig(): Record<string, string> {
-        return Object.fromEntries(Object.entries(this.run.config).map(([k, v]) => [k, this.run.secretKeys.includes(k) ? "[secret]" : v]));
-    }
-
-    private metadata(op: string, r: ResourceState) {
-        const shown = (props: Props) => Object.fromEntries(Object.entries(props).filter(([k]) => k !== "__provider").map(([k, v]) => [k, isSecretValue(v) ? "[secret]" : v]));
-        const state = { type: r.type, urn: r.urn, custom: r.custom, id: r.id, parent: r.parent, inputs: shown(r.inputs), outputs: shown(r.outputs) };
-        return { op, urn: r.urn, type: r.type, provider: "", old: null, new: state, detailedDiff: null };
-    }
-
-    private emit(event: Record<string, unknown>): void {
-        const full = { sequence: this.sequence++, timestamp: Math.floor(Date.now() / 1000), ...event } as EngineEventJson;
-        this.run.onEvent?.(full);
+        if (m) this.events.diagnostic(m[1] as "warning" | "error", m[2]);
+        else this.events.diagnostic(stream === "stdout" ? "info" : "info#err", line);
     }
 }

@@ -60,7 +60,7 @@ export class ProgramRun {
                     if (this.child.connected) this.child.send({ call: message.call, ...answer });
                 };
                 if (message.kind === "supportsFeature") reply({ hasSupport: handlers.supportsFeature(message.request.id) });
-                else if (message.kind === "registerResource") reply(await handlers.registerResource(message.request).catch((e: Error) => ({ error: e.message })));
+                else if (message.kind === "registerResource") reply(await handlers.registerResource(message.request).catch((e: Error & { code?: number }) => ({ error: e.message, code: e.code })));
                 else if (message.kind === "registerResourceOutputs") {
                     handlers.registerResourceOutputs(message.request.urn, message.request.outputs);
                     reply({});

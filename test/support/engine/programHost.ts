@@ -60,7 +60,8 @@ const monitor = {
             deletedWith: req.getDeletedwith(),
             provider: req.getProvider(),
         });
-        if (reply.error) return callback(new Error(reply.error));
+        // UNAVAILABLE (14) after the run stopped: the SDK then stops quietly, as when the engine shuts down.
+        if (reply.error) return callback(Object.assign(new Error(reply.error), { code: reply.code }));
         const resp = new resproto.RegisterResourceResponse();
         resp.setUrn(reply.urn);
         resp.setId(reply.id ?? "");

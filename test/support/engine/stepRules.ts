@@ -20,6 +20,14 @@ export function plain(v: unknown): unknown {
     return v;
 }
 
+/** `PropertyValue.ContainsSecrets`. */
+export function containsSecret(v: unknown): boolean {
+    if (isSecretValue(v)) return true;
+    if (Array.isArray(v)) return v.some(containsSecret);
+    if (v && typeof v === "object") return Object.values(v).some(containsSecret);
+    return false;
+}
+
 export function containsUnknown(v: unknown): boolean {
     if (v === UNKNOWN) return true;
     if (Array.isArray(v)) return v.some(containsUnknown);
@@ -114,15 +122,16 @@ export async function dependentReplacements(
 }
 
 /**
- * `DependencyGraph.DependenciesOf`: a resource's dependencies, its parent, and the children of a component
- * it depends on (a dependency on a component is one on everything under it).
+ * `DependencyGraph.DependenciesOf`: a resource's dependencies and its parent, and the children of a component
+ * it depends on that come before it in the state (a dependency on a component is one on everything under it).
  */
 function dependenciesOf(resources: ResourceState[], r: ResourceState): Set<string> {
     const direct = new Set(dependencyUrns(r));
     const out = new Set(direct);
     if (r.parent) out.add(r.parent);
-    for (const candidate of resources) {
-        if (!candidate.custom && direct.has(candidate.urn)) for (const child of descendants(resources, candidate.urn)) out.add(child);
+    const before = resources.slice(0, resources.indexOf(r));
+    for (const candidate of before) {
+        if (!candidate.custom && direct.has(candidate.urn)) for (const child of descendants(before, candidate.urn)) out.add(child);
     }
     return out;
 }
