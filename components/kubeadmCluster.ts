@@ -127,6 +127,10 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         { ...child, dependsOn: [masterNodes[0], ...loadBalancers.slice(0, 1)] },
     );
 
+    // A membership (and a node's labels) goes with the cluster: when the cluster itself is deleted (destroy,
+    // entire-cluster heal) there is nothing to drain or take out of etcd, and doing it for every node at once
+    // would race the masters' own removal. Scale-in and node heals keep the cluster, so they still drain.
+    const inCluster = { ...child, deletedWith: init };
     const masterMembers: ControlPlaneMember[] = [];
     args.masters.forEach((server, i) => {
         masterMembers.push(
@@ -144,7 +148,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                     loadBalanced: spec.ha,
                 },
                 // One control-plane join at a time: etcd grows by one member per join.
-                { ...child, dependsOn: [init, ...masterMembers.slice(-1)] },
+                { ...inCluster, dependsOn: [init, ...masterMembers.slice(-1)] },
             ),
         );
     });
@@ -163,7 +167,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 controlPlanes: pulumi.all(controlPlaneRefs),
                 drainTimeoutSeconds: spec.kubernetes.drainTimeout,
             },
-            child,
+            inCluster,
         );
         if (labels) {
             new NodeLabels(
@@ -177,7 +181,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                     compute: labels.computeHostLabel ? args.compute : undefined,
                     controlPlanes: pulumi.all(controlPlaneRefs),
                 },
-                child,
+                inCluster,
             );
         }
         return member;

@@ -226,6 +226,14 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.equal(outputs.kubeconfig, "kubeconfig-text");
     });
 
+    it("memberships and labels go with the cluster (deletedWith its init): a destroy does not drain node by node", async () => {
+        const { graph } = await build("podaffinity");
+        const withInit = [...graph.ofType(T.master), ...graph.ofType(T.worker), ...graph.ofType(T.labels)];
+        assert.equal(withInit.length, 5 + 2);
+        for (const r of withInit) assert.equal((r.opts.deletedWith as { constructor: { name: string } } | undefined)?.constructor.name, "KubeadmInit", r.name);
+        for (const r of [...graph.ofType(T.node), ...graph.ofType(T.lb)]) assert.equal(r.opts.deletedWith, undefined, r.name);
+    });
+
     it("the chain VM → node → membership carries the VM id, so replacing a VM replaces its steps in order", async () => {
         const { graph } = await build("complex");
         for (const [role, i] of [["master", 1], ["worker", 0]] as const) {

@@ -25,13 +25,14 @@ function parallelism(requested: number | undefined): number {
 /** Features the engine's monitor reports (sdk/nodejs/runtime/settings.ts awaitFeatureSupport asks these). */
 const FEATURES = new Set(["secrets", "resourceReferences", "deletedWith", "aliasSpecs"]);
 
+const isState = (v: unknown): v is ResourceState => !!v && typeof v === "object" && "urn" in v && "outputs" in v;
+
 /** Resource options the engine would otherwise ignore silently: using one fails the registration. */
 function unsupportedOptions(req: Record<string, any>): string[] {
     return [
         ...(req.ignoreChanges?.length ? ["ignoreChanges"] : []),
         ...(req.replaceOnChanges?.length ? ["replaceOnChanges"] : []),
         ...(req.protect ? ["protect"] : []),
-        ...(req.deletedWith ? ["deletedWith"] : []),
         ...(req.provider ? ["explicit providers"] : []),
     ];
 }
@@ -47,6 +48,8 @@ export class Deployment {
     private readonly events: EngineEvents;
     /** URNs with a step in this run (the step generator's operation maps). */
     private readonly operatedOn = new Set<string>();
+    /** URNs whose deletion this run has decided (`sg.deletes`): a resource deleted with one of them is not deleted itself. */
+    private readonly deleting = new Set<string>();
     /** URNs deleted in this run for a dependency's delete-first replacement; re-created when registered. */
     private readonly recreating = new Set<string>();
     private readonly changes: Partial<Record<StepOp, number>> = {};
@@ -187,7 +190,7 @@ export class Deployment {
             this.logical("replace", old, checked);
             return this.createReplacement(old, checked);
         }
-        if (!old) return this.step("create", undefined, checked, () => this.providers.create(checked)).then((c) => this.record({ ...checked, ...c }, "create"));
+        if (!old) return this.step("create", undefined, checked, async () => ({ ...checked, ...(await this.providers.create(checked)) })).then((c) => this.record(c, "create"));
 
         if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
@@ -207,7 +210,8 @@ export class Deployment {
         if (decision.deleteBeforeReplace) {
             await this.deleteDependents(old);
             if (!old.pendingReplacement) {
-                await this.step("delete-replaced", old, undefined, () => this.providers.delete(old));
+                this.deleting.add(old.urn);
+                await this.step("delete-replaced", old, undefined, () => this.delete(old));
                 this.state.mark(old, "pendingReplacement");
             }
             this.logical("replace", old, checked);
@@ -221,7 +225,7 @@ export class Deployment {
 
     /** The new copy of a replaced resource; a pending-replacement old entry leaves the state with it. */
     private createReplacement(old: ResourceState, next: ResourceState): Promise<ResourceState> {
-        return this.step("create-replacement", old, next, () => this.providers.create(next)).then((c) => this.record({ ...next, ...c }, "replace"));
+        return this.step("create-replacement", old, next, async () => ({ ...next, ...(await this.providers.create(next)) })).then((c) => this.record(c, "replace"));
     }
 
     /**
@@ -231,11 +235,18 @@ export class Deployment {
     private async deleteDependents(root: ResourceState): Promise<void> {
         const ignore = new Set([...this.operatedOn, ...this.recreating]);
         const dependents = await dependentReplacements(this.state.olds.resources, root, ignore, (r, inputs) => this.providers.diff(r, inputs));
+        for (const d of dependents) this.deleting.add(d.urn);
         for (const d of dependents.reverse()) {
-            await this.step("delete-replaced", d, undefined, () => this.providers.delete(d));
+            await this.step("delete-replaced", d, undefined, () => this.delete(d));
             this.state.mark(d, "pendingReplacement");
             this.recreating.add(d.urn);
         }
+    }
+
+    /** `DeleteStep.Apply`: no provider call for a resource deleted with another one this run deletes (step.go). */
+    private async delete(r: ResourceState): Promise<void> {
+        if (r.deletedWith && this.deleting.has(r.deletedWith)) return;
+        await this.providers.delete(r);
     }
 
     private async check(goal: ResourceState, old: ResourceState | undefined): Promise<ResourceState> {
@@ -254,6 +265,7 @@ export class Deployment {
      * An entry pending replacement has nothing left to delete (`RemovePendingReplaceStep`).
      */
     private async deleteAll(condemned: ResourceState[]): Promise<void> {
+        for (const r of condemned) this.deleting.add(r.urn);
         for (const chain of scheduleDeletes(this.state.olds.resources, condemned)) {
             if (this.failure) return;
             await Promise.all(
@@ -263,7 +275,7 @@ export class Deployment {
                         this.state.remove(r);
                         return;
                     }
-                    const deleted = await this.step(r.delete ? "delete-replaced" : "delete", r, undefined, () => this.providers.delete(r)).then(
+                    const deleted = await this.step(r.delete ? "delete-replaced" : "delete", r, undefined, () => this.delete(r)).then(
                         () => true,
                         () => false,
                     );
@@ -299,7 +311,8 @@ export class Deployment {
             this.events.pre(op, old, next);
             try {
                 const result = await fn();
-                this.events.outputs(op, old, next);
+                // The outputs event carries the state after the step (a new id and outputs).
+                this.events.outputs(op, old, isState(result) ? result : next);
                 if (op === "delete") this.count("delete");
                 return result;
             } catch (e) {
