@@ -5,9 +5,10 @@
 #   lab.sh rootfs                              build (once) and print the cached rootfs directory
 #   lab.sh bridge-up   RUN SUBNET              create bridge kv<RUN>br with SUBNET.1/24
 #   lab.sh bridge-down RUN                     delete that bridge
-#   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE PASSWORD VOLUME_MB SHARED_DIR
+#   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE VOLUME_MB SHARED_DIR
 #                                              start a host at SUBNET.(10+INDEX); state in DIR; SHARED_DIR
-#                                              is the stand-ins' cluster state, the same for every host
+#                                              is the stand-ins' cluster state, the same for every host; the
+#                                              login password comes in $LAB_PASSWORD, never on a command line
 #   lab.sh host-down   RUN NAME DIR            stop exactly what host-up started
 #   lab.sh link        RUN INDEX up|down       take a host's link up or down
 #   lab.sh sshd-kill   DIR                     kill the host's sshd and its sessions
@@ -74,7 +75,8 @@ bridge_down() {
 }
 
 host_up() {
-    local run="$1" name="$2" index="$3" subnet="$4" dir="$5" pubkey_file="$6" password="$7" volume_mb="$8" shared="$9"
+    local run="$1" name="$2" index="$3" subnet="$4" dir="$5" pubkey_file="$6" volume_mb="$7" shared="$8"
+    : "${LAB_PASSWORD:?LAB_PASSWORD must hold the login password}"
     local ns veth base ip
     ns="$(netns_name "$run" "$name")"
     veth="$(veth_host "$run" "$index")"
@@ -103,7 +105,7 @@ host_up() {
     mkdir -p "$dir/merged"
     mount -t overlay overlay -o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/work" "$dir/merged"
     echo "$dir/merged" >"$dir/mount"
-    LAB_PASSWORD="$password" chroot "$dir/merged" /bin/bash -s "$name" "$ip" <"$HERE/host-setup.sh"
+    chroot "$dir/merged" /bin/bash -s "$name" "$ip" <"$HERE/host-setup.sh"
     install -D -m 0600 "$pubkey_file" "$dir/merged/home/ubuntu/.ssh/authorized_keys"
     chroot "$dir/merged" chown -R ubuntu:ubuntu /home/ubuntu/.ssh
     # Stand-ins for kubeadm/kubectl/kubelet, guards for machine-wide settings, init scripts for services.

@@ -183,7 +183,7 @@ export class Lab {
         fs.mkdirSync(shared, { recursive: true });
         fs.writeFileSync(path.join(host.dir, "host.json"), JSON.stringify(host));
         this.hosts.set(name, host);
-        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, this.password, String(volumeMb), shared]);
+        await run(SCRIPT, ["host-up", this.run, name, String(index), this.subnet, host.dir, this.publicKeyFile, String(volumeMb), shared], { env: { ...process.env, LAB_PASSWORD: this.password } });
         if (volumeMb > 0) host.volume = fs.readFileSync(path.join(host.dir, "loop"), "utf8").trim();
         return host;
     }
