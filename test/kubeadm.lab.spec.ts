@@ -88,7 +88,6 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         const os = openstack.credentials;
         stack = new LabStack(suite.lab, "podaffinity", labConfig(suite.lab, "podaffinity", 3, 3), {
             env: { OS_AUTH_URL: os.authUrl, OS_USERNAME: os.username, OS_PASSWORD: os.password, OS_PROJECT_NAME: os.projectName, OS_REGION_NAME: os.region ?? "" },
-            secrets: [os.password],
             onServer: (s) => openstack.hosts.set(s.id, computeHost.get(s.name) ?? "compute-default"),
         });
         stack.set("kubernetes.drainTimeout", 2);
@@ -353,7 +352,7 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
 
     before(async function () {
         if (!suite.lab) this.skip();
-        stack = new LabStack(suite.lab, "simple", labConfig(suite.lab, "simple", 1, 2), { secrets: ["p%40ss"] });
+        stack = new LabStack(suite.lab, "simple", labConfig(suite.lab, "simple", 1, 2));
         stack.set("proxy", { httpProxy: "http://proxy.example:3128", httpsProxy: "http://user:p%40ss@proxy.example:3128", noProxy: ["10.0.0.0/8", ".example.com"], k8sNodeCidr: `${suite.lab.subnet}.0/24` });
         stack.set("workers.availabilityZone", "az-2");
         state = clusterState(suite.lab, "simple");

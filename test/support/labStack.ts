@@ -5,8 +5,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { findSecrets } from "../../config/load";
 import { Lab } from "../lab/lab";
 import { destroy, EngineEventJson, refresh, RunResult, StackRun, up, UpOptions } from "./engine";
+import { plain } from "./engine/stepRules";
 import { PROJECT_DIR } from "./program";
 
 export interface StepRecord {
@@ -28,7 +30,7 @@ export class LabStack {
         private readonly lab: Lab,
         readonly name: string,
         config: Record<string, unknown>,
-        private readonly options: { env?: Record<string, string>; secrets?: string[]; onServer?: StackRun["onServer"] } = {},
+        private readonly options: { env?: Record<string, string>; onServer?: StackRun["onServer"] } = {},
     ) {
         this.config = structuredClone(config);
     }
@@ -75,7 +77,7 @@ export class LabStack {
     /** The outputs of the resource named `name`, secrets unwrapped. */
     outputsOf(name: string): Record<string, any> {
         const r = this.state().find((s) => s.urn === this.urnOf(name))!;
-        return JSON.parse(JSON.stringify(r.outputs), (_k, v) => (v && typeof v === "object" && "4dabf18193072939515e22adb298388d" in v ? v.value : v));
+        return plain(r.outputs) as Record<string, any>;
     }
 
     private get stateFile(): string {
@@ -98,12 +100,9 @@ export class LabStack {
         return fn(run);
     }
 
-    /** Keys holding a credential are set as secrets, as a user does (`pulumi config set --secret`). */
+    /** Keys holding a credential (the project's one rule) are set as secrets, as a user does (`config set --secret`). */
     private secretKeys(): string[] {
-        const secrets = [this.lab.password, this.lab.privateKey, ...(this.options.secrets ?? [])];
-        return Object.entries(this.config)
-            .filter(([, v]) => secrets.some((s) => JSON.stringify(v).includes(JSON.stringify(s).slice(1, -1))))
-            .map(([k]) => `k8s-vnf:${k}`);
+        return [...new Set(findSecrets(this.config).map((s) => `k8s-vnf:${s.key}`))];
     }
 
     private record(e: EngineEventJson): void {
