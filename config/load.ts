@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { formatPath } from "./fields";
 import { resolveVnf, ResolveOptions } from "./resolve";
+import { findSecretLeaves } from "./secrets";
 import { SCALAR_KEYS, StackConfig, StackConfigSchema } from "./schema";
 import { ConfigError, ConfigProblem, VnfSpec } from "./spec";
 
@@ -25,30 +26,9 @@ export interface SecretLocation {
     value: string;
 }
 
-/** Field names whose values are secrets wherever they appear. */
-const SECRET_FIELD_NAMES = new Set(["password", "privateKey"]);
-const PROXY_FIELDS = new Set(["httpProxy", "httpsProxy"]);
-
-/** Finds every secret in a configuration object: passwords, private keys, proxy URLs with credentials. */
+/** Every secret in a configuration object, by the project's one rule (./secrets). */
 export function findSecrets(config: Record<string, unknown>): SecretLocation[] {
-    const found: SecretLocation[] = [];
-    const walk = (value: unknown, trail: (string | number)[]): void => {
-        if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...trail, i]));
-        else if (value !== null && typeof value === "object") {
-            for (const [k, v] of Object.entries(value)) walk(v, [...trail, k]);
-        } else if (typeof value === "string" && trail.length > 1) {
-            const field = String(trail[trail.length - 1]);
-            if (SECRET_FIELD_NAMES.has(field) || (PROXY_FIELDS.has(field) && hasUserInfo(value))) {
-                found.push({ key: String(trail[0]), path: formatPath(trail), value });
-            }
-        }
-    };
-    walk(config, []);
-    return found;
-}
-
-function hasUserInfo(url: string): boolean {
-    return /^[a-z]+:\/\/[^/@]*@/i.test(url);
+    return findSecretLeaves(config).map(({ trail, value }) => ({ key: String(trail[0]), path: formatPath(trail), value }));
 }
 
 /** Maps zod issues to problems; one problem per unknown key so each names its own path. */

@@ -7,6 +7,8 @@
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import * as path from "node:path";
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { maskSecrets, redactText } from "../config/secrets";
+import { parseJsonBody } from "./jsonBody";
 import { Lifecycle, Operation } from "./lifecycle";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
@@ -24,8 +26,13 @@ export interface ServiceOptions {
     dataDir: string;
     /** Authentication of API clients; default none. */
     auth?: ServiceAuth;
-    /** Base URL in `Location` headers and `_links`; default from the request's Host. */
+    /**
+     * Base URL in `Location` headers, `_links` and notifications; default the address and port the request
+     * arrived at (never the client's Host header).
+     */
     publicUrl?: string;
+    /** Whether subscriptions may call back to loopback addresses (the service's own host); default no. */
+    allowLoopbackCallbacks?: boolean;
     /** Notification delivery: attempts and the first pause (doubling). */
     delivery?: { attempts: number; firstPauseMs: number };
     /** The project directory (Pulumi.yaml); default: this package's. */
@@ -52,7 +59,7 @@ type Body = Record<string, any>;
 
 export async function createService(options: ServiceOptions): Promise<Service> {
     const store = await Store.open(options.dataDir);
-    const notifier = new Notifier(store, options.delivery);
+    const notifier = new Notifier(store, options.delivery, { allowLoopback: options.allowLoopbackCallbacks ?? false });
     const env = options.env ?? process.env;
     const projectDir = options.projectDir ?? path.resolve(__dirname, "..");
     const variables = (keep: (name: string) => boolean) => Object.fromEntries(Object.entries(env).filter(([k, v]) => keep(k) && v !== undefined)) as Record<string, string>;
@@ -62,19 +69,33 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
     const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: variables((k) => k.startsWith("OS_")) });
     await lifecycle.recover();
-    const app = Fastify({ logger: false, ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } } });
-    app.addContentTypeParser(["application/merge-patch+json"], { parseAs: "string" }, (_req, body, done) => {
+    const app = Fastify({
+        logger: false,
+        ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
+        // Errors met before routing (a URL that does not decode) bypass the error handler.
+        frameworkErrors: (error, request, reply) => sendProblem(reply, problemOf(error), request.url),
+    });
+    // Only JSON bodies: fastify's own parsers (text/plain among them) go.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser(["application/json", "application/merge-patch+json"], { parseAs: "string" }, (_req, body, done) => {
         try {
-            done(null, JSON.parse(String(body)));
+            done(null, parseJsonBody(String(body)));
         } catch (e) {
-            done(new ProblemError(400, `the body is not JSON: ${(e as Error).message}`), undefined);
+            done(e as ProblemError, undefined);
         }
     });
+    const routes = new KnownRoutes();
+    app.addHook("onRoute", (route) => routes.add(route.url, route.method));
     app.setErrorHandler((error: FastifyError, request, reply) => sendProblem(reply, problemOf(error), request.url));
-    app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `no resource ${request.method} ${request.url}`), request.url));
+    app.setNotFoundHandler((request, reply) => {
+        const allowed = routes.methodsOf(request.url);
+        if (allowed.length === 0) return sendProblem(reply, new ProblemError(404, `no resource ${request.method} ${request.url}`), request.url);
+        reply.header("allow", allowed.join(", "));
+        return sendProblem(reply, new ProblemError(405, `${request.method} is not supported here; allowed: ${allowed.join(", ")}`), request.url);
+    });
     if (options.auth && options.auth.type !== "none") app.addHook("onRequest", authenticate(options.auth));
 
-    const base = (request: FastifyRequest) => options.publicUrl ?? `${request.protocol}://${request.headers.host}`;
+    const base = (request: FastifyRequest) => options.publicUrl ?? arrivalUrl(request);
     const instanceUrl = (request: FastifyRequest, id: string) => `${base(request)}${API_PREFIX}/vnf_instances/${id}`;
     const findInstance = (id: string) => {
         const found = store.get("vnf_instances", id);
@@ -82,7 +103,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return found;
     };
 
-    app.get(`${API_PREFIX}/api_versions`, async () => ({ uriPrefix: API_PREFIX, apiVersions: [{ version: API_VERSION, isDeprecated: false }] }));
+    // SOL013 §9.3: the versions of the API, under the API's root and under the major version's prefix.
+    const apiVersions = async () => ({ uriPrefix: API_PREFIX, apiVersions: [{ version: API_VERSION, isDeprecated: false }] });
+    app.get("/vnflcm/api_versions", apiVersions);
+    app.get(`${API_PREFIX}/api_versions`, apiVersions);
 
     app.post(`${API_PREFIX}/vnf_instances`, { schema: { body: SCHEMAS.createVnfInstance } }, async (request, reply) => {
         const body = request.body as Body;
@@ -121,7 +145,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);
-        const body = request.body as Body;
+        // Whatever the patch carries under a secret's name (vimConnectionInfo's accessInfo.password) is kept
+        // masked: the service runs operations with registered VIMs' credentials, never these.
+        const body = maskSecrets(request.body as Body);
         lifecycle.assertNoOperation(String(instance.id));
         const now = new Date().toISOString();
         const next: Body = { ...instance };
@@ -245,9 +271,36 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     };
 }
 
-/** What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never. */
+/**
+ * What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never, and any
+ * secret the record holds masked (stored copies are masked already; this is the last line).
+ */
 function visible(record: Body): Body {
-    return Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__")));
+    return maskSecrets(Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__"))));
+}
+
+/** The base URL a request arrived at: the service's own address and port, whatever Host the client sent. */
+function arrivalUrl(request: FastifyRequest): string {
+    const address = request.socket.localAddress ?? "127.0.0.1";
+    return `${request.protocol}://${address.includes(":") ? `[${address}]` : address}:${request.socket.localPort}`;
+}
+
+/** The routes' URL patterns and their methods, to tell an unsupported method (405) from no resource (404). */
+class KnownRoutes {
+    private readonly routes: { source: string; pattern: RegExp; methods: Set<string> }[] = [];
+
+    add(url: string, method: string | string[]): void {
+        const source = `^${url.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`;
+        let route = this.routes.find((r) => r.source === source);
+        if (!route) this.routes.push((route = { source, pattern: new RegExp(source), methods: new Set() }));
+        for (const m of ([] as string[]).concat(method)) route.methods.add(m);
+    }
+
+    /** The methods of the route the URL's path names, none if it names no route. */
+    methodsOf(url: string): string[] {
+        const path = url.split("?")[0];
+        return [...(this.routes.find((r) => r.pattern.test(path))?.methods ?? [])].sort();
+    }
 }
 
 /** RFC 7386 JSON merge patch. */
@@ -278,7 +331,7 @@ function problemOf(error: FastifyError): ProblemError {
         return new ProblemError(400, details.join("; "));
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-    return new ProblemError(status, status === 500 ? `internal error: ${error.message}` : error.message);
+    return new ProblemError(status, redactText(status === 500 ? `internal error: ${error.message}` : error.message));
 }
 
 function authenticate(auth: Exclude<ServiceAuth, { type: "none" }>) {

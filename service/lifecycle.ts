@@ -11,7 +11,8 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ConfigError } from "../config/spec";
-import { findSecrets, parseVnfConfig } from "../config/load";
+import { parseVnfConfig } from "../config/load";
+import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
 import { convertInstantiateRequest } from "../config/tacker";
 import { Notifier } from "./notifications";
 import { PulumiProcess } from "./pulumiProcess";
@@ -78,7 +79,7 @@ export class Lifecycle {
                 try {
                     cleanup = await this.runner.recover(stackNameOf(String(op.vnfInstanceId)), op.__pulumi as PulumiProcess | undefined, this.vimEnv((op.__plan as Plan).vimId));
                 } catch (e) {
-                    cleanup = `its stack could not be cleared (${(e as Error).message}); a retry may find it locked`;
+                    cleanup = `its stack could not be cleared (${redactText((e as Error).message, this.secretsOf(op))}); a retry may find it locked`;
                 }
                 const error = problemBody(500, `the service restarted while the operation was running: ${cleanup}; retry, roll back or fail it`);
                 this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", stateEnteredTime: new Date().toISOString(), error } }]);
@@ -105,7 +106,7 @@ export class Lifecycle {
             vnfInstanceId: instanceId,
             operation,
             isAutomaticInvocation: false,
-            operationParams: withoutSecrets(params),
+            operationParams: maskSecrets(params),
             isCancelPending: false,
             _links: {
                 self: { href: opUrl },
@@ -258,8 +259,8 @@ export class Lifecycle {
             }
         } catch (e) {
             const op = this.find(opId);
-            const detail = controller.signal.aborted ? `cancelled: ${(e as Error).message}` : (e as Error).message;
-            this.transition(op, "FAILED_TEMP", problemBody(500, detail));
+            const message = redactText((e as Error).message, this.secretsOf(op));
+            this.transition(op, "FAILED_TEMP", problemBody(500, controller.signal.aborted ? `cancelled: ${message}` : message));
         } finally {
             this.running.delete(opId);
         }
@@ -352,6 +353,14 @@ export class Lifecycle {
         );
     }
 
+    /** Every secret value an operation's Pulumi commands could show: its configs' and its VIM's. */
+    private secretsOf(op: Body): string[] {
+        const plan = (op.__plan ?? {}) as Plan;
+        const vim = plan.vimId ? this.store.get("vims", plan.vimId) : undefined;
+        const values = findSecretLeaves([plan.config, plan.previousConfig, this.options.defaultVimEnv]).map((s) => s.value);
+        return vim?.__password ? [...values, String(vim.__password)] : values;
+    }
+
     private vimEnv(vimId: string | undefined): Record<string, string> {
         if (!vimId) return this.options.defaultVimEnv;
         const vim = this.store.get("vims", vimId);
@@ -406,12 +415,6 @@ function instantiatedInfo(flavourId: string | undefined, outputs: Record<string,
 
 function withoutKeys(o: Body, keys: string[]): Body {
     return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
-}
-
-/** Request parameters as stored in the occurrence: passwords and keys replaced. */
-function withoutSecrets(params: Body): Body {
-    const secrets = new Set(findSecrets(params).map((s) => s.value));
-    return JSON.parse(JSON.stringify(params, (_k, v) => (typeof v === "string" && secrets.has(v) ? "[secret]" : v)));
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

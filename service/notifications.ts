@@ -1,9 +1,11 @@
 /**
  * SOL003 notifications to subscribers: filtered per subscription, POSTed to the callback (204 expected),
  * retried with a doubling pause, and never awaited by the operation that caused them, so a dead callback
- * cannot block anything.
+ * cannot block anything. Callbacks are called under an address policy (./callbackClient).
  */
 import { randomUUID } from "node:crypto";
+import { maskSecrets } from "../config/secrets";
+import { callCallback, CallbackPolicy, CallbackRefusedError } from "./callbackClient";
 import { ProblemError } from "./problem";
 import { Store } from "./store";
 
@@ -40,30 +42,34 @@ export class Notifier {
     constructor(
         private readonly store: Store,
         private readonly delivery = { attempts: 4, firstPauseMs: 1_000 },
+        private readonly policy: CallbackPolicy = { allowLoopback: false },
     ) {}
 
-    /** The GET test of a new subscription's callback: it must answer 204. */
+    /**
+     * The GET test of a new subscription's callback: it must answer 204. A failure says no more than that
+     * (whether the port was closed or the host silent is nobody's business).
+     */
     async testCallback(uri: string, auth: Authentication): Promise<void> {
-        let status: number;
+        let status: number | undefined;
         try {
-            status = (await fetch(uri, { method: "GET", headers: headersFor(auth), signal: AbortSignal.timeout(TIMEOUT_MS) })).status;
+            status = await callCallback(uri, { method: "GET", headers: headersFor(auth), timeoutMs: TIMEOUT_MS }, this.policy);
         } catch (e) {
-            throw new ProblemError(400, `callbackUri: the test GET of ${uri} failed: ${(e as Error).message}`);
+            if (e instanceof CallbackRefusedError) throw new ProblemError(400, e.message);
         }
-        if (status !== 204) throw new ProblemError(400, `callbackUri: the test GET of ${uri} answered ${status}, not 204`);
+        if (status !== 204) throw new ProblemError(400, "callbackUri: the test GET did not answer 204 No Content");
     }
 
     /** Sends `notification` to every matching subscription, in the background. */
     publish(notification: Notification, baseUrl: string): void {
         for (const subscription of this.store.list("subscriptions")) {
             if (!matches((subscription.filter as Record<string, unknown>) ?? {}, notification)) continue;
-            const body = {
+            const body = maskSecrets({
                 id: randomUUID(),
                 ...notification,
                 subscriptionId: subscription.id,
                 timeStamp: new Date().toISOString(),
                 _links: { vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${notification.vnfInstanceId}` }, subscription: { href: `${baseUrl}/vnflcm/v1/subscriptions/${subscription.id}` } },
-            };
+            });
             const p = this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body).finally(() => this.inFlight.delete(p));
             this.inFlight.add(p);
         }
@@ -79,14 +85,9 @@ export class Notifier {
         for (let attempt = 0; attempt < this.delivery.attempts; attempt++) {
             if (attempt > 0) await new Promise((r) => setTimeout(r, this.delivery.firstPauseMs * 2 ** (attempt - 1)));
             try {
-                const response = await fetch(uri, {
-                    method: "POST",
-                    headers: { "content-type": "application/json", ...headersFor(auth) },
-                    body: JSON.stringify(body),
-                    signal: AbortSignal.timeout(TIMEOUT_MS),
-                });
-                if (response.status === 204) return;
-                reason = `answered ${response.status}`;
+                const status = await callCallback(uri, { method: "POST", headers: { "content-type": "application/json", ...headersFor(auth) }, body: JSON.stringify(body), timeoutMs: TIMEOUT_MS }, this.policy);
+                if (status === 204) return;
+                reason = `answered ${status}`;
             } catch (e) {
                 reason = (e as Error).message;
             }

@@ -24,9 +24,12 @@ export class ServiceProcess {
         return this.printed.text;
     }
 
-    /** `env` is added to `baseEnv` (the test's environment unless given). */
+    /**
+     * `env` is added to `baseEnv` (the test's environment unless given). Callbacks may be on loopback: the
+     * tests' subscribers are.
+     */
     static async start(dataDir: string, env: Record<string, string> = {}, extraArgs: string[] = [], baseEnv: NodeJS.ProcessEnv = process.env): Promise<ServiceProcess> {
-        const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir, ...extraArgs], { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["serve", "--port", "0", "--data-dir", dataDir, "--allow-loopback-callbacks", ...extraArgs], { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
         const printed = { text: "" };
         child.stderr!.on("data", (d) => (printed.text += d));
         const url = await new Promise<string>((resolve, reject) => {
