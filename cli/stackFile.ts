@@ -7,6 +7,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { PROJECT } from "../config/load";
 import { CONFIG_KEYS } from "../config/schema";
+import { escapeAboveAscii, hasUnsafeChars, printable } from "./printable";
 
 export interface StackFile {
     path: string;
@@ -65,14 +66,37 @@ export function keysWithSecrets(config: Record<string, unknown>): Set<string> {
     return found;
 }
 
-/** Renders a stack file: the header comment, what it had besides config, then the config. */
+/**
+ * Renders a stack file: the header comment, what it had besides config, then the config. Each header entry
+ * stays one comment line whatever it holds (a request file's name may hold line breaks, and YAML keys after them).
+ */
 export function renderStackFile(file: StackFile, config: Record<string, unknown>, header: string[]): string {
     const doc = {
         ...file.rest,
         config: { ...file.foreign, ...Object.fromEntries(ordered(config).map(([k, v]) => [`${PROJECT}:${k}`, v])) },
     };
-    const comments = header.map((line) => `# ${line}`.trimEnd()).join("\n");
-    return `${comments}\n${YAML.stringify(doc)}`;
+    const comments = header.map((line) => `# ${printable(line)}`.trimEnd()).join("\n");
+    return `${comments}\n${stringifyEscaped(doc)}`;
+}
+
+/**
+ * YAML text of a document whose strings may hold DEL, C1 controls or line separators: the yaml package
+ * writes them raw, which Pulumi's go-yaml refuses ("control characters are not allowed") or reads as line
+ * breaks. Strings that hold them are double-quoted, where `\x9b` and `\u2028` are escapes.
+ */
+function stringifyEscaped(doc: unknown): string {
+    const document = new YAML.Document(doc);
+    let escape = false;
+    YAML.visit(document, {
+        Scalar(_, node) {
+            if (typeof node.value === "string" && hasUnsafeChars(node.value)) {
+                node.type = YAML.Scalar.QUOTE_DOUBLE;
+                escape = true;
+            }
+        },
+    });
+    const text = document.toString();
+    return escape ? escapeAboveAscii(text) : text;
 }
 
 /** Config entries in the order of the schema (and of docs/configuration.md). */

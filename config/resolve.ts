@@ -11,6 +11,7 @@ import { Placement, StackConfig } from "./schema";
 import {
     ClusterSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, VnfSpec,
 } from "./spec";
+import { MIB, ReadLimit, readRegularFile } from "./untrustedFile";
 
 export interface ResolveOptions {
     /** Used for VM names when `vnfName` is not set. */
@@ -174,7 +175,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     const storageServer = config.storageServer && resolveStorage(config, c, sshKey);
     if (config.persistentVolumes.length && !storageServer) c.fail("persistentVolumes", "needs a storageServer to serve the NFS exports");
     const persistentVolumes = config.persistentVolumes.map((pv, i) => ({
-        manifestFile: files.check(`persistentVolumes[${i}].manifestFile`, pv.manifestFile, checkPersistentVolumeManifest),
+        manifestFile: files.check(`persistentVolumes[${i}].manifestFile`, pv.manifestFile, PV_MANIFEST),
     }));
 
     const seenServers = new Map<string, number>();
@@ -188,7 +189,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         }
         return {
             ...r,
-            caCertificateFile: r.caCertificateFile && files.check(`${field}.caCertificateFile`, r.caCertificateFile, checkPemCertificate),
+            caCertificateFile: r.caCertificateFile && files.check(`${field}.caCertificateFile`, r.caCertificateFile, CA_CERTIFICATE),
         };
     });
 
@@ -305,7 +306,7 @@ function resolveRegistry(config: StackConfig, name: string, files: PackageFiles,
         server: resolveServer(config, "registry", r, c, config.ssh.privateKey !== undefined),
         connectionPoint: r.connectionPoint,
         port: r.port,
-        imageFile: r.imageFile && files.check("registry.imageFile", r.imageFile, checkImageTar),
+        imageFile: r.imageFile && files.check("registry.imageFile", r.imageFile, IMAGE_ARCHIVE),
         securityGroup,
         ssh: config.ssh,
         tacker: config.tacker,
@@ -338,6 +339,24 @@ function resolveSecurityGroup(config: StackConfig, c: Checker): ClusterSpec["sec
     return { allowedCidrs, extraRules };
 }
 
+/**
+ * Largest manifest or certificate read from a VNF package. A PersistentVolume manifest or a CA bundle is a
+ * few KiB; 1 MiB is also the most a Kubernetes ConfigMap or Secret holds, and below the ~1.5 MiB etcd takes
+ * for any one object. Anything larger is not such a file, and is refused without being read.
+ */
+export const PACKAGE_TEXT_FILE_LIMIT = MIB;
+
+/** A kind of package file: how much of it is read, and the check of what was read. */
+interface PackageFileKind {
+    read: ReadLimit;
+    check: (text: string) => string | undefined;
+}
+
+const PV_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPersistentVolumeManifest };
+const CA_CERTIFICATE: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemCertificate };
+/** A `docker save` archive runs to gigabytes: only its first tar header (512 bytes) is read. */
+const IMAGE_ARCHIVE: PackageFileKind = { read: { head: 512 }, check: checkImageTar };
+
 /** Resolves files of the VNF package and checks them when the package directory is known. */
 class PackageFiles {
     private readonly root?: string;
@@ -349,8 +368,8 @@ class PackageFiles {
         }
     }
 
-    /** Returns the absolute path; reports a missing package dir, a missing file, or bad content. */
-    check(field: string, relative: string, content: (text: string) => string | undefined): string {
+    /** Returns the absolute path; reports a missing package dir, a missing file, one that is no fit to read, or bad content. */
+    check(field: string, relative: string, kind: PackageFileKind): string {
         if (this.root === undefined) {
             if (this.required) this.c.fail(field, "refers to a package file: set `packageDir`");
             return relative;
@@ -367,7 +386,12 @@ class PackageFiles {
             this.c.fail(field, `${relative} leads outside the package directory`);
             return full;
         }
-        const problem = content(fs.readFileSync(real, "latin1"));
+        const read = readRegularFile(real, kind.read);
+        if ("problem" in read) {
+            this.c.fail(field, `${relative} ${read.problem}`);
+            return real;
+        }
+        const problem = kind.check(read.bytes.toString("latin1"));
         if (problem) this.c.fail(field, `${relative}: ${problem}`);
         return real;
     }
@@ -395,8 +419,14 @@ export function checkPersistentVolumeManifest(text: string): string | undefined 
     return undefined;
 }
 
+const PEM_BEGIN = "-----BEGIN CERTIFICATE-----";
+const PEM_END = "-----END CERTIFICATE-----";
+
 function checkPemCertificate(text: string): string | undefined {
-    return /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(text) ? undefined : "not a PEM certificate";
+    // Not /BEGIN[\s\S]+END/: on a 1 MiB file of BEGIN lines that regular expression runs for most of a minute.
+    const begin = text.indexOf(PEM_BEGIN);
+    const found = begin >= 0 && text.indexOf(PEM_END, begin + PEM_BEGIN.length + 1) >= 0;
+    return found ? undefined : "not a PEM certificate";
 }
 
 function checkImageTar(text: string): string | undefined {
