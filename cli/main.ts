@@ -11,7 +11,9 @@ import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
 import { parseRequestText } from "../config/requestText";
 import { ConfigError, ConfigProblem } from "../config/spec";
 import { convertInstantiateRequest } from "../config/tacker";
+import { MIB, readAtMost, sizeText } from "../config/untrustedFile";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
+import { printable, PRINTABLE_LIMIT } from "./printable";
 import { configurationReference } from "./reference";
 import { API_PREFIX, createService, ServiceAuth } from "../service/app";
 import { withoutLeaves } from "../service/stackConfig";
@@ -22,14 +24,19 @@ const USAGE = `usage:
       Convert a Tacker InstantiateVnfRequest body (JSON; Tacker's '#' comments are allowed) into stack
       config. Without --stack it prints the stack file (secrets left out, listed in its header); with
       --stack it writes stacks/Pulumi.NAME.yaml and sets the secrets with the Pulumi CLI (on stdin).
-      --package-dir: the VNF package folder the request's file paths are relative to; files are checked.
+      --package-dir: the VNF package folder the request's file paths are relative to; files are checked
+      (regular files only; manifests and certificates up to 1 MiB, of an image archive only its header).
+      FILE: up to 4 MiB. Text from the request is shown with control characters escaped (\\x1b), cut at 200.
   k8s-vnf validate --stack NAME [--project DIR]
       Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
   k8s-vnf config-reference [--project DIR]
       Print the configuration reference (Tacker parameter → config key).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--project DIR]
+                [--public-url URL] [--allow-loopback-callbacks]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
-      in DIR (default ./lcm-data). K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
+      in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
+      notifications; default the address a request arrived at). Subscriptions never call link-local or
+      metadata addresses, nor loopback unless --allow-loopback-callbacks. K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
       K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication. At most N operations (default 4) run
       at once, across instances.
       Each operation runs the Pulumi CLI (v3.208 or newer) on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) in
@@ -53,13 +60,15 @@ interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--public-url"]);
+const FLAGS = new Set(["--allow-loopback-callbacks"]);
 
 function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         if (a === "-h" || a === "--help") args.options.set("--help", "");
+        else if (FLAGS.has(a)) args.options.set(a, "");
         else if (OPTIONS_WITH_VALUES.has(a)) {
             if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`);
             args.options.set(a, argv[++i]);
@@ -103,7 +112,11 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
             io.err(`${e.message}\n${USAGE}\n`);
             return 2;
         }
-        if (e instanceof ConfigError || e instanceof PulumiCliError) {
+        if (e instanceof ConfigError) {
+            io.err(`${printableError(e).message}\n`);
+            return 1;
+        }
+        if (e instanceof PulumiCliError) {
             io.err(`${e.message}\n`);
             return 1;
         }
@@ -117,9 +130,55 @@ function stackName(args: Args): string | undefined {
     return stack;
 }
 
+/**
+ * Longest problem message shown: room for the project's own wording around a value from the request
+ * (`<value> is not a flavour of …`), the value itself cut like any request-derived text.
+ */
+const MESSAGE_LIMIT = 2 * PRINTABLE_LIMIT;
+
+/** A problem as shown: its path and message (both may carry request text) one line each, escaped and cut. */
+function printableProblem(p: ConfigProblem): ConfigProblem {
+    return { path: printable(p.path), message: printable(p.message, MESSAGE_LIMIT) };
+}
+
+function printableError(e: ConfigError): ConfigError {
+    return new ConfigError(e.problems.map(printableProblem), printable(e.source));
+}
+
 function report(io: Io, title: string, items: ConfigProblem[]): void {
     if (!items.length) return;
-    io.err(`${title}:\n${items.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}\n`);
+    io.err(`${title}:\n${items.map(printableProblem).map((i) => `  - ${i.path}: ${i.message}`).join("\n")}\n`);
+}
+
+/**
+ * Largest request file read. Tacker's API takes bodies up to 112 KiB (oslo.middleware's default
+ * max_request_body_size); this leaves room for comments and long inline values, and refuses a file that
+ * is no request at all (an archive, a disk image, /dev/zero) before it fills memory.
+ */
+export const REQUEST_FILE_LIMIT = 4 * MIB;
+
+/**
+ * Reads the request file: any file that can be read, pipes included (`<(curl …)`), up to
+ * {@link REQUEST_FILE_LIMIT}.
+ */
+function readRequestFile(file: string, shown: string): string {
+    const refuse = (message: string) => new ConfigError([{ path: "", message }], "request file");
+    let fd: number;
+    try {
+        fd = fs.openSync(file, "r");
+    } catch (e) {
+        throw refuse(`cannot read ${shown}: ${(e as NodeJS.ErrnoException).code}`);
+    }
+    try {
+        const bytes = readAtMost(fd, REQUEST_FILE_LIMIT + 1);
+        if (bytes.length > REQUEST_FILE_LIMIT) throw refuse(`${shown} is larger than ${sizeText(REQUEST_FILE_LIMIT)}: not a request body`);
+        return bytes.toString("utf8");
+    } catch (e) {
+        if (e instanceof ConfigError) throw e;
+        throw refuse(`cannot read ${shown}: ${(e as NodeJS.ErrnoException).code}`);
+    } finally {
+        fs.closeSync(fd);
+    }
 }
 
 function importRequest(args: Args, projectDir: string, io: Io): number {
@@ -129,13 +188,7 @@ function importRequest(args: Args, projectDir: string, io: Io): number {
     const packageDirOption = args.options.get("--package-dir");
     const packageDir = packageDirOption === undefined ? undefined : path.resolve(io.cwd, packageDirOption);
 
-    let text: string;
-    try {
-        text = fs.readFileSync(file, "utf8");
-    } catch (e) {
-        throw new ConfigError([{ path: "", message: `cannot read ${args.positional[0]}: ${(e as NodeJS.ErrnoException).code}` }], "request file");
-    }
-    const body = parseRequestText(text, path.basename(file));
+    const body = parseRequestText(readRequestFile(file, args.positional[0]), path.basename(file));
     const existing = stack ? readStackFile(projectDir, stack) : undefined;
     const base = existing ? (mapSecureLeaves(existing.config, "remove") as Record<string, unknown>) : undefined;
     // In the stack file, packageDir is relative to the project so the stack works from any checkout.
@@ -222,7 +275,18 @@ async function serve(args: Args, projectDir: string, io: Io): Promise<number> {
         : basic
           ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
           : { type: "none" };
-    const service = await createService({ dataDir, auth, maxParallel, projectDir, pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT, env: io.env });
+    const publicUrl = args.options.get("--public-url");
+    if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl)) throw new UsageError("--public-url: an http or https URL such as https://lcm.example:9890");
+    const service = await createService({
+        dataDir,
+        auth,
+        maxParallel,
+        projectDir,
+        pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT,
+        env: io.env,
+        publicUrl: publicUrl?.replace(/\/+$/, ""),
+        allowLoopbackCallbacks: args.options.has("--allow-loopback-callbacks"),
+    });
     const address = await service.app.listen({ port, host: listen });
     io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
     await new Promise<void>((resolve) => {

@@ -4,17 +4,18 @@
  * ProblemDetails. `X-Auth-Token` (the `openstack` client sends `notused` without Keystone) is ignored;
  * bearer or basic authentication can be switched on.
  */
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import * as path from "node:path";
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
+import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
 import { Lifecycle, Operation } from "./lifecycle";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
-import { Store } from "./store";
+import { Store, Table } from "./store";
 
 export const API_PREFIX = "/vnflcm/v1";
 export const API_VERSION = "1.3.0";
@@ -37,6 +38,8 @@ export interface ServiceOptions {
     delivery?: { attempts: number; firstPauseMs: number };
     /** The project directory (Pulumi.yaml); default: this package's. */
     projectDir?: string;
+    /** Items in one page of a list (SOL013 §5.4: further pages through `Link: <…>; rel="next"`); default 100. */
+    pageSize?: number;
     /** Operations running at once, across instances; default 4. */
     maxParallel?: number;
     /** How stacks are run; default the Automation API with the Pulumi CLI on PATH (or under `pulumiRoot`). */
@@ -129,9 +132,23 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return reply.code(201).header("location", instanceUrl(request, id)).send(instance);
     });
 
-    app.get(`${API_PREFIX}/vnf_instances`, async () => store.list("vnf_instances").map(visible));
+    // Lists (SOL013 §5.2–5.4): filtered, paged and cut by attribute selectors, over what a GET shows.
+    const list = (table: Table, route: string, rules: ListRules) =>
+        app.get(route, async (request, reply) => {
+            const page = queryList(store.list(table).map(visible), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
+            if (page.nextMarker) reply.header("link", nextPageLink(`${base(request)}${route}`, request.query as ListQuery, page.nextMarker));
+            return page.items;
+        });
+    list("vnf_instances", `${API_PREFIX}/vnf_instances`, LIST_RULES.vnfInstances);
+    list("op_occs", `${API_PREFIX}/vnf_lcm_op_occs`, LIST_RULES.opOccs);
+    list("subscriptions", `${API_PREFIX}/subscriptions`, LIST_RULES.subscriptions);
 
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request) => visible(findInstance(request.params.id)));
+    // SOL003 §5.4.3.3.2 / SOL013 §4.5: an individual VNF instance carries an ETag; a PATCH may send it back
+    // in If-Match, and a stale one is a 412.
+    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
+        const shown = visible(findInstance(request.params.id));
+        return reply.header("etag", etagOf(shown)).send(shown);
+    });
 
     const task = (operation: Operation, schema: object) =>
         app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id/${operation.toLowerCase()}`, { schema: { body: schema } }, async (request, reply) => {
@@ -145,6 +162,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);
+        const ifMatch = request.headers["if-match"];
+        if (ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etagOf(visible(instance)))) {
+            throw new ProblemError(412, `If-Match: VNF instance ${instance.id} has changed since (its ETag is no longer ${ifMatch})`);
+        }
         // Whatever the patch carries under a secret's name (vimConnectionInfo's accessInfo.password) is kept
         // masked: the service runs operations with registered VIMs' credentials, never these.
         const body = maskSecrets(request.body as Body);
@@ -187,7 +208,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         if (!found) throw notFound("VNF LCM operation occurrence", id);
         return found;
     };
-    app.get(`${API_PREFIX}/vnf_lcm_op_occs`, async () => store.list("op_occs").map(visible));
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => visible(findOp(request.params.id)));
     const opTask = (name: "retry" | "rollback" | "cancel") =>
         app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/${name}`, async (request, reply) => {
@@ -245,7 +265,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);
         return reply.code(201).header("location", subscription._links.self.href).send(subscription);
     });
-    app.get(`${API_PREFIX}/subscriptions`, async () => store.list("subscriptions").map(visible));
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request) => {
         const found = store.get("subscriptions", request.params.id);
         if (!found) throw notFound("subscription", request.params.id);
@@ -277,6 +296,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
  */
 function visible(record: Body): Body {
     return maskSecrets(Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__"))));
+}
+
+/** A strong entity tag of what a GET shows. */
+function etagOf(shown: Body): string {
+    return `"${createHash("sha256").update(JSON.stringify(shown)).digest("base64url").slice(0, 27)}"`;
 }
 
 /** The base URL a request arrived at: the service's own address and port, whatever Host the client sent. */

@@ -301,7 +301,8 @@ export class Lifecycle {
         }
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
-        const affectedVnfcs = servers.affectedVnfcs(before, (outputs?.vnfcResources ?? []) as Body[]);
+        const vimConnectionId = vimConnectionIdOf(plan.vimId);
+        const affectedVnfcs = servers.affectedVnfcs(before, (outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, computeResource: { vimConnectionId, ...v.computeResource } }));
         this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress, resourceChanges: { affectedVnfcs } } }]);
         return outputs;
     }
@@ -316,11 +317,11 @@ export class Lifecycle {
             : {
                   ...instance,
                   instantiationState: "INSTANTIATED",
-                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, outputs ?? {}),
+                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, outputs ?? {}, vimConnectionIdOf(plan.vimId)),
                   __stackConfig: config,
                   __scale: outputs?.scale,
-                  __vimId: plan.vimId ?? instance.__vimId,
-                  ...(plan.vimId ? { vimConnectionInfo: [{ id: plan.vimId, vimId: plan.vimId, vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }] } : {}),
+                  __vimId: plan.vimId,
+                  vimConnectionInfo: [{ id: vimConnectionIdOf(plan.vimId), ...(plan.vimId ? { vimId: plan.vimId } : {}), vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }],
               };
         this.store.put([{ table: "vnf_instances", id: String(instance.id), body: next }]);
         this.transition(this.find(String(op.id)), direction === "forward" ? "COMPLETED" : "ROLLED_BACK");
@@ -350,6 +351,7 @@ export class Lifecycle {
                 ...(status === "RESULT" && op.resourceChanges ? { affectedVnfcs: op.resourceChanges.affectedVnfcs } : {}),
             },
             String(op.__baseUrl ?? ""),
+            { vnfLcmOpOcc: { href: `${op.__baseUrl ?? ""}/vnflcm/v1/vnf_lcm_op_occs/${op.id}` } },
         );
     }
 
@@ -396,7 +398,15 @@ export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
 }
 
-function instantiatedInfo(flavourId: string | undefined, outputs: Record<string, unknown>): Body {
+/**
+ * The id of the instance's VIM connection, which every compute resource names (SOL003 ResourceHandle): the
+ * registered VIM's id, or `default` for the service's own OS_* credentials.
+ */
+function vimConnectionIdOf(vimId: string | undefined): string {
+    return vimId ?? "default";
+}
+
+function instantiatedInfo(flavourId: string | undefined, outputs: Record<string, unknown>, vimConnectionId: string): Body {
     const scale = (outputs.scale ?? {}) as Record<string, { count: number; min: number; max: number }>;
     const vnfcs = (outputs.vnfcResources ?? []) as Body[];
     return {
@@ -407,7 +417,7 @@ function instantiatedInfo(flavourId: string | undefined, outputs: Record<string,
         vnfcResourceInfo: vnfcs.map((v) => ({
             id: v.id,
             vduId: v.vduId,
-            computeResource: { resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
+            computeResource: { vimConnectionId, resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
             vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
         })),
     };

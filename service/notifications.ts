@@ -59,8 +59,8 @@ export class Notifier {
         if (status !== 204) throw new ProblemError(400, "callbackUri: the test GET did not answer 204 No Content");
     }
 
-    /** Sends `notification` to every matching subscription, in the background. */
-    publish(notification: Notification, baseUrl: string): void {
+    /** Sends `notification` to every matching subscription, in the background; `links` join the standard two. */
+    publish(notification: Notification, baseUrl: string, links: Record<string, { href: string }> = {}): void {
         for (const subscription of this.store.list("subscriptions")) {
             if (!matches((subscription.filter as Record<string, unknown>) ?? {}, notification)) continue;
             const body = maskSecrets({
@@ -68,7 +68,7 @@ export class Notifier {
                 ...notification,
                 subscriptionId: subscription.id,
                 timeStamp: new Date().toISOString(),
-                _links: { vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${notification.vnfInstanceId}` }, subscription: { href: `${baseUrl}/vnflcm/v1/subscriptions/${subscription.id}` } },
+                _links: { vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${notification.vnfInstanceId}` }, subscription: { href: `${baseUrl}/vnflcm/v1/subscriptions/${subscription.id}` }, ...links },
             });
             const p = this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body).finally(() => this.inFlight.delete(p));
             this.inFlight.add(p);

@@ -346,7 +346,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     /** Waits until the instance's newest operation leaves STARTING/PROCESSING/ROLLING_BACK; returns it. */
     const settle = async () => {
         for (let i = 0; i < 1200; i++) {
-            const ops = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.filter((o: any) => o.vnfInstanceId === id);
+            const ops = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === id);
             const last = ops.at(-1);
             if (last && !["STARTING", "PROCESSING", "ROLLING_BACK"].includes(last.operationState)) return last;
             await new Promise((r) => setTimeout(r, 250));
@@ -434,7 +434,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual(shown.body.instantiatedVnfInfo.scaleStatus.find((s: any) => s.aspectId === "worker_instance"), { aspectId: "worker_instance", scaleLevel: 0 });
         assert.deepEqual(lab.hostNames().sort(), [`${stack()}-master-0`, `${stack()}-worker-0`, `${stack()}-worker-1`]);
         assert.ok(calls().some((l) => / env OS_AUTH_URL=http:\/\/keystone\.example:5000\/v3 OS_PASSWORD=set$/.test(l)), "the VIM's credentials reached the update");
-        assert.ok(!JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body).includes(lab.password), "request passwords are not shown in operationParams");
+        assert.ok(!JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body).includes(lab.password), "request passwords are not shown in operationParams");
         assert.ok(!JSON.stringify(shown.body).includes("__"), "no internal fields");
     });
 
@@ -456,7 +456,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     });
 
     it("affectedVnfcs of the instantiate: every VNFC ADDED, ids from the program's vnfcResources", async () => {
-        const op = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.find((o: any) => o.vnfInstanceId === id && o.operation === "INSTANTIATE");
+        const op = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.find((o: any) => o.vnfInstanceId === id && o.operation === "INSTANTIATE");
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), (await vnfcs()).map((v) => [v.id, "ADDED"]).sort());
     });
 
@@ -704,8 +704,8 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         const seen = [
             fs.readFileSync(path.join(knobs, "calls"), "utf8"),
             ...fs.readdirSync(path.join(project.dir, "stacks")).map((f) => fs.readFileSync(path.join(project.dir, "stacks", f), "utf8")),
-            JSON.stringify((await api("GET", "/vnflcm/v1/vnf_instances")).body),
-            JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body),
+            JSON.stringify((await api("GET", "/vnflcm/v1/vnf_instances?all_fields")).body),
+            JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body),
             JSON.stringify(callback.received),
             service.output,
         ];

@@ -148,7 +148,7 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
             assert.match(op.error.detail, /exit code 255/);
             for (let i = 0; i < 100 && subscriber.received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
             assert.equal(subscriber.received.length, 2, "START and RESULT delivered");
-            const seen = [JSON.stringify(op), JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body), JSON.stringify((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body), ...subscriber.received];
+            const seen = [JSON.stringify(op), JSON.stringify((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body), JSON.stringify((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body), ...subscriber.received];
             for (const text of seen) for (const secret of ["lb-ssh-pass-9", "ansible-pass-7", "password1", "password2", "user1:"]) assert.ok(!text.includes(secret), `${secret} in ${text.slice(0, 300)}`);
             assert.ok(JSON.stringify(runner.configs).includes("lb-ssh-pass-9"), "the stack config still gets the real password");
             await api("POST", `/vnflcm/v1/vnf_lcm_op_occs/${op.id}/fail`);
@@ -208,7 +208,8 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
     });
 
     it("a service without --allow-loopback-callbacks refuses a callback on its own host", async () => {
-        const other = await createService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-hostile-")), runner, env: {} });
+        const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-hostile-"));
+        const other = await createService({ dataDir: otherDir, runner, env: {} });
         const subscriber = await endpoint(204);
         try {
             const r = await other.app.inject({ method: "POST", url: "/vnflcm/v1/subscriptions", payload: { callbackUri: subscriber.url } });
@@ -219,6 +220,7 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
         } finally {
             await subscriber.stop();
             await other.close();
+            fs.rmSync(otherDir, { recursive: true, force: true });
         }
     });
 

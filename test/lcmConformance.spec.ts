@@ -1,0 +1,153 @@
+/**
+ * SOL003 / SOL013 v2.6.1 behaviour any standard client relies on, in process on loopback: ETag and If-Match
+ * on an individual VNF instance, the mandatory fields of compute resources and notifications, list queries
+ * (filter, attribute selectors, paging). Stacks are run by a runner that reports what an engine would (a
+ * server created per VNFC): the Pulumi side is the real-client suite's (lcm.spec.ts).
+ */
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import { AddressInfo } from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseRequestText } from "../config/requestText";
+import { createService, Service } from "../service/app";
+import { RunOptions, StackRunner } from "../service/stackRunner";
+import { REQUESTS_DIR } from "./support/fixtures";
+
+const INSTANCE = "openstack:compute/instance:Instance";
+
+/** Creates one server per VNFC of a simple cluster and reports it as the engine's events do. */
+class ServersRunner implements StackRunner {
+    private next = 0;
+    async up(stack: string, config: Record<string, any>, options: RunOptions): Promise<Record<string, unknown>> {
+        const vnfcs = [{ name: `${stack}-master-0`, vduId: "masterNode", cpdId: "masterNode_CP1" }, ...Array.from({ length: config.workers?.count ?? 2 }, (_, i) => ({ name: `${stack}-worker-${i}`, vduId: "workerNode", cpdId: "workerNode_CP2" }))];
+        const resources = vnfcs.map((v) => {
+            const serverId = `server-${this.next++}`;
+            const metadata = { op: "create", urn: `urn:pulumi:${stack}::k8s-vnf::${INSTANCE}::${v.name}`, type: INSTANCE, new: { id: serverId } };
+            options.onEvent?.({ sequence: 0, timestamp: 0, resourcePreEvent: { metadata } } as never);
+            options.onEvent?.({ sequence: 0, timestamp: 0, resOutputsEvent: { metadata } } as never);
+            return { id: v.name, vduId: v.vduId, cpdId: v.cpdId, serverId };
+        });
+        return { vnfcResources: resources, scale: { worker_instance: { count: config.workers?.count ?? 2, min: 2, max: 4 } } };
+    }
+    async destroy(): Promise<void> {}
+    async recover(): Promise<string> {
+        return "nothing was running";
+    }
+}
+
+describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
+    this.timeout(30_000);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-conformance-"));
+    let service: Service;
+    let base: string;
+    let subscriber: http.Server;
+    const notifications: any[] = [];
+    const api = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
+        const r = await fetch(route.startsWith("http") ? route : `${base}${route}`, { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const text = await r.text();
+        return { status: r.status, headers: r.headers, body: text ? JSON.parse(text) : undefined };
+    };
+    const settle = async (location: string) => {
+        for (let i = 0; i < 200; i++) {
+            const op = (await api("GET", location)).body;
+            if (!["STARTING", "PROCESSING", "ROLLING_BACK"].includes(op.operationState)) return op;
+            await new Promise((r) => setTimeout(r, 25));
+        }
+        assert.fail(`${location} did not finish`);
+    };
+    const instantiated = async (name: string) => {
+        const id = (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", vnfInstanceName: name })).body.id;
+        const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple") as any;
+        delete body.vimConnectionInfo;
+        const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, body);
+        assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+        return { id, op: await settle(String(accepted.headers.get("location"))) };
+    };
+
+    before(async () => {
+        subscriber = http.createServer((req, res) => {
+            let body = "";
+            req.on("data", (d) => (body += d));
+            req.on("end", () => {
+                if (req.method === "POST") notifications.push(JSON.parse(body));
+                res.writeHead(204).end();
+            });
+        });
+        await new Promise<void>((r) => subscriber.listen(0, "127.0.0.1", r));
+        service = await createService({ dataDir, runner: new ServersRunner(), env: {}, allowLoopbackCallbacks: true, pageSize: 2 });
+        base = await service.app.listen({ port: 0, host: "127.0.0.1" });
+        const callbackUri = `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/cb`;
+        assert.equal((await api("POST", "/vnflcm/v1/subscriptions", { callbackUri })).status, 201);
+    });
+    after(async () => {
+        await service?.close();
+        await new Promise<void>((r) => (subscriber ? subscriber.close(() => r()) : r()));
+        fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("an individual VNF instance has an ETag; a PATCH with a stale If-Match is a 412 and changes nothing; the current one is accepted", async () => {
+        const id = (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "x", vnfInstanceName: "etag" })).body.id;
+        const first = await api("GET", `/vnflcm/v1/vnf_instances/${id}`);
+        const etag = String(first.headers.get("etag"));
+        assert.match(etag, /^"[A-Za-z0-9_-]+"$/);
+        assert.equal((await api("PATCH", `/vnflcm/v1/vnf_instances/${id}`, { vnfInstanceName: "renamed" }, { "if-match": etag })).status, 202);
+        const second = await api("GET", `/vnflcm/v1/vnf_instances/${id}`);
+        assert.notEqual(second.headers.get("etag"), etag, "a change makes a new ETag");
+        const stale = await api("PATCH", `/vnflcm/v1/vnf_instances/${id}`, { vnfInstanceName: "lost update" }, { "if-match": etag });
+        assert.equal(stale.status, 412);
+        assert.equal(stale.body.status, 412);
+        assert.equal((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.vnfInstanceName, "renamed");
+    });
+
+    it("compute resources name their VIM connection: vnfcResourceInfo and affectedVnfcs carry vimConnectionId, resourceId and vimLevelResourceType", async () => {
+        const { id, op } = await instantiated("vim-connection");
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        const instance = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body;
+        const connections = instance.vimConnectionInfo.map((c: any) => c.id);
+        assert.equal(op.resourceChanges.affectedVnfcs.length, 3);
+        for (const resource of [...instance.instantiatedVnfInfo.vnfcResourceInfo, ...op.resourceChanges.affectedVnfcs].map((v: any) => v.computeResource)) {
+            assert.ok(connections.includes(resource.vimConnectionId), JSON.stringify(resource));
+            assert.match(resource.resourceId, /^server-\d+$/);
+            assert.equal(resource.vimLevelResourceType, "OS::Nova::Server");
+        }
+    });
+
+    it("notifications carry SOL003's mandatory fields and links (vnfInstance, subscription, vnfLcmOpOcc)", async () => {
+        const { op } = await instantiated("notified");
+        for (let i = 0; i < 100 && !notifications.some((n) => n.vnfLcmOpOccId === op.id && n.notificationStatus === "RESULT"); i++) await new Promise((r) => setTimeout(r, 20));
+        const result = notifications.find((n) => n.vnfLcmOpOccId === op.id && n.notificationStatus === "RESULT");
+        for (const field of ["id", "notificationType", "subscriptionId", "timeStamp", "notificationStatus", "operationState", "vnfInstanceId", "operation", "isAutomaticInvocation", "vnfLcmOpOccId"]) assert.ok(result[field] !== undefined, field);
+        assert.deepEqual(Object.keys(result._links).sort(), ["subscription", "vnfInstance", "vnfLcmOpOcc"]);
+        assert.match(result._links.vnfLcmOpOcc.href, new RegExp(`/vnflcm/v1/vnf_lcm_op_occs/${op.id}$`));
+        assert.ok(result.affectedVnfcs.every((v: any) => v.computeResource.vimConnectionId));
+        const created = notifications.find((n) => n.notificationType === "VnfIdentifierCreationNotification");
+        assert.deepEqual(Object.keys(created._links).sort(), ["subscription", "vnfInstance"]);
+    });
+
+    it("lists take SOL013 filters, attribute selectors and paging through Link rel=next; a bad query is a 400 naming the parameter", async () => {
+        const named = await api("GET", `/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(eq,vnfInstanceName,vim-connection)")}`);
+        assert.deepEqual(named.body.map((v: any) => v.vnfInstanceName), ["vim-connection"]);
+        assert.equal(named.body[0].instantiatedVnfInfo, undefined, "complex attributes are left out by default (exclude_default)");
+        const all = await api("GET", `/vnflcm/v1/vnf_instances?all_fields&filter=${encodeURIComponent("(eq,vnfInstanceName,vim-connection)")}`);
+        assert.equal(all.body[0].instantiatedVnfInfo.vnfcResourceInfo.length, 3);
+        const seen: string[] = [];
+        let next: string | undefined = `${base}/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(neq,vnfInstanceName,nobody)")}`;
+        while (next) {
+            const page = await api("GET", next);
+            assert.equal(page.status, 200, JSON.stringify(page.body));
+            assert.ok(page.body.length <= 2);
+            seen.push(...page.body.map((v: any) => v.id));
+            next = /<([^>]+)>;\s*rel="next"/.exec(String(page.headers.get("link") ?? ""))?.[1];
+        }
+        const everything = (await api("GET", "/vnflcm/v1/vnf_instances?all_fields")).body;
+        assert.ok(everything.length <= 2, "one page");
+        assert.equal(new Set(seen).size, seen.length, "no instance twice");
+        assert.ok(seen.length >= 3, `every instance across pages (${seen.length})`);
+        const bad = await api("GET", `/vnflcm/v1/vnf_lcm_op_occs?filter=${encodeURIComponent("(like,operation,SCALE)")}`);
+        assert.equal(bad.status, 400);
+        assert.match(bad.body.detail, /^filter: /);
+        assert.equal((await api("GET", "/vnflcm/v1/subscriptions?fields=filter")).status, 400, "subscriptions take no attribute selectors");
+    });
+});
