@@ -24,8 +24,9 @@ export interface CommandResult {
 
 // Internal to the pinned SDK (3.248.0) and so without published types: the result class and the error
 // factory its own exec uses (automation/cmd.js, automation/errors.js).
-const sdkCmd = require("@pulumi/pulumi/automation/cmd") as { CommandResult: new (stdout: string, stderr: string, code: number, err?: Error) => CommandResult };
-const sdkErrors = require("@pulumi/pulumi/automation/errors") as { createCommandError(result: CommandResult): Error };
+// Loaded with the first command, as the rest of the Automation API is (stackRunner.ts).
+const sdkCmd = () => require("@pulumi/pulumi/automation/cmd") as { CommandResult: new (stdout: string, stderr: string, code: number, err?: Error) => CommandResult };
+const sdkErrors = () => require("@pulumi/pulumi/automation/errors") as { createCommandError(result: CommandResult): Error };
 
 export class OperationCancelledError extends Error {
     constructor() {
@@ -72,7 +73,7 @@ export class OperationCommand {
         try {
             child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
         } catch (e) {
-            return Promise.reject(sdkErrors.createCommandError(new sdkCmd.CommandResult("", (e as Error).message, -2, e as Error)));
+            return Promise.reject(sdkErrors().createCommandError(new (sdkCmd().CommandResult)("", (e as Error).message, -2, e as Error)));
         }
         const started = child.pid === undefined ? undefined : describeProcess(child.pid);
         if (started) this.options.onProcess?.(started);
@@ -94,9 +95,9 @@ export class OperationCommand {
             child.once("close", (code, signal) => {
                 this.options.signal?.removeEventListener("abort", cancel);
                 if (started) this.options.onProcess?.(undefined);
-                const result = new sdkCmd.CommandResult(stdout, stderr, code ?? (signal ? 128 : -2));
+                const result = new (sdkCmd().CommandResult)(stdout, stderr, code ?? (signal ? 128 : -2));
                 if (code === 0) resolve(result);
-                else reject(sdkErrors.createCommandError(result));
+                else reject(sdkErrors().createCommandError(result));
             });
         });
     }

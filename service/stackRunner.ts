@@ -5,10 +5,13 @@
  * config is made exactly the operation's (stackConfig.ts); OpenStack credentials of the instance's VIM go to
  * the CLI as OS_* variables. The CLI must be at least MINIMUM_PULUMI_VERSION.
  */
-import { CommandError, EngineEvent, LocalWorkspace, PulumiCommand, StackNotFoundError } from "@pulumi/pulumi/automation";
+import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
 import { PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
 import { applyStackConfig } from "./stackConfig";
+
+/** The Automation API, loaded with the first operation: it is most of what the service would load at start. */
+const automation = () => require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
 
 /** Heal replaces VMs through `replacementTrigger`, which engines before 3.208 ignore without a word. */
 export const MINIMUM_PULUMI_VERSION = "3.208.0";
@@ -97,14 +100,14 @@ export class AutomationStackRunner implements StackRunner {
             await command.run(["cancel", "--yes", "--stack", stackName], this.options.projectDir, env);
             return `${stopped}; the stack's lock was cleared (pulumi cancel)`;
         } catch (e) {
-            if (e instanceof StackNotFoundError) return `${stopped}; its stack was never created`;
+            if (e instanceof automation().StackNotFoundError) return `${stopped}; its stack was never created`;
             throw cliFailure(e);
         }
     }
 
     private stack(stackName: string, command: OperationCommand, env: Record<string, string>) {
         // LocalWorkspace uses only run, command and version of the PulumiCommand it is given.
-        return LocalWorkspace.createOrSelectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand: command as unknown as PulumiCommand, envVars: env });
+        return automation().LocalWorkspace.createOrSelectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand: command as unknown as PulumiCommand, envVars: env });
     }
 
     private async command(run: Pick<RunOptions, "signal" | "onProcess">): Promise<OperationCommand> {
@@ -115,7 +118,7 @@ export class AutomationStackRunner implements StackRunner {
     /** The CLI, found and its version checked once (again after a failure: it may be installed meanwhile). */
     private pulumi(): Promise<PulumiCommand> {
         const where = this.options.pulumiRoot ? `${this.options.pulumiRoot}/bin/pulumi` : "pulumi on PATH";
-        this.cli ??= PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true })
+        this.cli ??= automation().PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true })
             .catch(() => {
                 throw new PulumiCliMissingError(where);
             })
@@ -131,7 +134,7 @@ export class AutomationStackRunner implements StackRunner {
 /** What a failed Pulumi command said (its error, from the first `error:` on), rather than the SDK's dump of its whole output. */
 function cliFailure(e: unknown): Error {
     const result = (e as { commandResult?: CommandResult }).commandResult;
-    if (!(e instanceof CommandError) || !result) return e as Error;
+    if (!(e instanceof automation().CommandError) || !result) return e as Error;
     const at = result.stderr.search(/^error: /m);
     if (at < 0) return new Error(`the Pulumi CLI exited with ${result.code}`);
     return new Error(result.stderr.slice(at).trim().replace(/^error: /gm, ""));
