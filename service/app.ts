@@ -10,7 +10,7 @@ import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } 
 import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
-import { Lifecycle, Operation } from "./lifecycle";
+import { instanceLinks, Lifecycle, Operation } from "./lifecycle";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
@@ -125,7 +125,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             vnfInstanceDescription: body.vnfInstanceDescription ?? "",
             instantiationState: "NOT_INSTANTIATED",
             metadata: body.metadata ?? {},
-            _links: { self: { href: instanceUrl(request, id) }, instantiate: { href: `${instanceUrl(request, id)}/instantiate` } },
+            _links: instanceLinks(base(request), id, "NOT_INSTANTIATED"),
         };
         store.put([{ table: "vnf_instances", id, body: instance }]);
         notifier.publish({ notificationType: "VnfIdentifierCreationNotification", vnfInstanceId: id }, base(request));
@@ -157,6 +157,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         });
     task("INSTANTIATE", SCHEMAS.instantiateVnfRequest);
     task("SCALE", SCHEMAS.scaleVnfRequest);
+    task("SCALE_TO_LEVEL", SCHEMAS.scaleVnfToLevelRequest);
     task("HEAL", SCHEMAS.healVnfRequest);
     task("TERMINATE", SCHEMAS.terminateVnfRequest);
 

@@ -22,7 +22,7 @@ import { Store } from "./store";
 import { StackRunner } from "./stackRunner";
 
 type Body = Record<string, any>;
-export type Operation = "INSTANTIATE" | "SCALE" | "HEAL" | "TERMINATE";
+export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
 /** States in which an occurrence holds its instance: no other operation may start. */
@@ -216,6 +216,26 @@ export class Lifecycle {
                 check(config, "scale request");
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
+            case "SCALE_TO_LEVEL": {
+                // SOL003 §5.4.6: a target instantiation level or a scale level per aspect. This VNF has no
+                // instantiation levels (its counts are its stack config) and one scalable aspect, the workers,
+                // whose level is the workers above the minimum (scaleStatus).
+                if (params.instantiationLevelId !== undefined) throw new ProblemError(400, "instantiationLevelId: this VNF has no instantiation levels; give scaleInfo with the aspect's scaleLevel");
+                const levels: Body[] = params.scaleInfo ?? [];
+                if (levels.length === 0) throw new ProblemError(400, "scaleInfo: give the target scaleLevel of an aspect (or instantiationLevelId, which this VNF does not have)");
+                const workers = { ...((current?.workers as Body) ?? {}) };
+                const aspect = workers.aspectId ?? "worker_instance";
+                const range = (instance.__scale as Body | undefined)?.[aspect] ?? {};
+                let count = workers.count ?? range.count;
+                levels.forEach((level, i) => {
+                    if (level.aspectId !== aspect) throw new ProblemError(400, `scaleInfo[${i}].aspectId: this VNF scales ${aspect}, not ${level.aspectId}`);
+                    if (level.scaleLevel > range.max - range.min) throw new ProblemError(400, `scaleInfo[${i}].scaleLevel: ${aspect} goes up to level ${range.max - range.min} (${range.max} workers), not ${level.scaleLevel}`);
+                    count = range.min + level.scaleLevel;
+                });
+                const config = { ...current, workers: { ...workers, count } };
+                check(config, "scale_to_level request");
+                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+            }
             case "HEAL": {
                 const heal = { generation: 0, nodes: {}, ...((current?.heal as Body) ?? {}) };
                 const vnfcs: Body[] = instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [];
@@ -312,11 +332,13 @@ export class Lifecycle {
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
         const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
         const config = direction === "forward" ? plan.config : plan.previousConfig;
+        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED");
         const next: Body = terminated
-            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED" }
+            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
                   ...instance,
                   instantiationState: "INSTANTIATED",
+                  _links: links,
                   instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, outputs ?? {}, vimConnectionIdOf(plan.vimId)),
                   __stackConfig: config,
                   __scale: outputs?.scale,
@@ -396,6 +418,13 @@ export class Lifecycle {
 /** The stack of a VNF instance. */
 export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
+}
+
+/** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows. */
+export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED"): Body {
+    const self = `${baseUrl}/vnflcm/v1/vnf_instances/${instanceId}`;
+    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", scale: "scale", scaleToLevel: "scale_to_level", heal: "heal" };
+    return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
 }
 
 /**

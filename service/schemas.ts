@@ -67,6 +67,15 @@ export const SCHEMAS = {
         properties: { type: { enum: ["SCALE_OUT", "SCALE_IN"] }, aspectId: { type: "string", minLength: 1 }, numberOfSteps: { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^[1-9][0-9]{0,5}$" }] }, additionalParams: { type: "object" } },
         additionalProperties: false,
     },
+    scaleVnfToLevelRequest: {
+        type: "object",
+        properties: {
+            instantiationLevelId: { type: "string", minLength: 1 },
+            scaleInfo: { type: "array", maxItems: 16, items: { type: "object", required: ["aspectId", "scaleLevel"], properties: { aspectId: { type: "string", minLength: 1 }, scaleLevel: { type: "integer", minimum: 0 } }, additionalProperties: false } },
+            additionalParams: { type: "object" },
+        },
+        additionalProperties: false,
+    },
     healVnfRequest: {
         type: "object",
         properties: { cause: { type: "string" }, vnfcInstanceId: { anyOf: [{ type: "array", items: { type: "string", minLength: 1 } }, { type: "string", minLength: 1 }] }, additionalParams: { type: "object" } },

@@ -150,4 +150,28 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
         assert.match(bad.body.detail, /^filter: /);
         assert.equal((await api("GET", "/vnflcm/v1/subscriptions?fields=filter")).status, 400, "subscriptions take no attribute selectors");
     });
+
+    it("scale_to_level: the workers' aspect to a scale level (SCALE_TO_LEVEL), out of range or by instantiation level refused with the field; links follow the state", async () => {
+        const { id } = await instantiated("to-level");
+        const instance = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body;
+        assert.deepEqual(Object.keys(instance._links).sort(), ["heal", "scale", "scaleToLevel", "self", "terminate"]);
+        const accepted = await api("POST", instance._links.scaleToLevel.href, { scaleInfo: [{ aspectId: "worker_instance", scaleLevel: 2 }] });
+        assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+        const op = await settle(String(accepted.headers.get("location")));
+        assert.deepEqual([op.operation, op.operationState], ["SCALE_TO_LEVEL", "COMPLETED"]);
+        const scaled = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo;
+        assert.deepEqual(scaled.scaleStatus, [{ aspectId: "worker_instance", scaleLevel: 2 }]);
+        assert.equal(scaled.vnfcResourceInfo.filter((v: any) => v.vduId === "workerNode").length, 4);
+        const refusals = [
+            [{ scaleInfo: [{ aspectId: "worker_instance", scaleLevel: 3 }] }, /scaleInfo\[0\]\.scaleLevel: worker_instance goes up to level 2/],
+            [{ scaleInfo: [{ aspectId: "master_instance", scaleLevel: 1 }] }, /scaleInfo\[0\]\.aspectId: this VNF scales worker_instance/],
+            [{ instantiationLevelId: "instantiation_level_2" }, /instantiationLevelId: this VNF has no instantiation levels/],
+            [{ scaleInfo: [{ aspectId: "worker_instance", scaleLevel: -1 }] }, /body\.scaleInfo\.0\.scaleLevel: must be >= 0/],
+        ] as const;
+        for (const [body, detail] of refusals) {
+            const r = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale_to_level`, body);
+            assert.equal(r.status, 400, JSON.stringify(body));
+            assert.match(r.body.detail, detail);
+        }
+    });
 });
