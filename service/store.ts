@@ -4,6 +4,11 @@
  * journal and fsynced before the request that made it is answered; the journal is folded into the
  * database file (written to a temporary file, fsynced, renamed) every COMPACT_EVERY changes and at start
  * and close. A crash loses nothing that was answered: the next start replays the journal.
+ *
+ * Reads of one record by id are answered from memory: each row's JSON text, by table and id, loaded at open
+ * and changed with the database (after its transaction commits, so a change rolled back is never seen), and
+ * parsed afresh on each read (callers may change what they get). The store is the only writer. Queries over
+ * many rows (lists, an instance's occurrences) stay in SQL.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -29,6 +34,8 @@ export class Store {
     private journalled = 0;
     /** Prepared statements by SQL text (sql.js invalidates them when it exports the database). */
     private statements = new Map<string, Statement>();
+    /** Each row's body (JSON text) by table and id: what `get` answers from. */
+    private readonly bodies: Record<Table, Map<string, string>> = { vnf_instances: new Map(), op_occs: new Map(), subscriptions: new Map(), vims: new Map() };
 
     private constructor(
         private readonly db: Database,
@@ -46,14 +53,15 @@ export class Store {
         const db = fs.existsSync(file) ? new SQL.Database(fs.readFileSync(file)) : new SQL.Database();
         db.run(SCHEMA);
         const store = new Store(db, file, journalFile);
+        store.load();
         store.replay();
         store.compact();
         return store;
     }
 
     get(table: Table, id: string): Record<string, unknown> | undefined {
-        const rows = this.query(`SELECT body FROM ${table} WHERE id = ?`, [id]);
-        return rows[0];
+        const body = this.bodies[table].get(String(id));
+        return body === undefined ? undefined : JSON.parse(body);
     }
 
     list(table: Table): Record<string, unknown>[] {
@@ -94,27 +102,53 @@ export class Store {
     }
 
     private apply(changes: Change[]): void {
+        const applied: { table: Table; id: string; body?: string }[] = [];
         this.db.run("BEGIN");
         try {
             for (const c of changes) {
-                if (c.op === "remove") this.db.run(`DELETE FROM ${c.table} WHERE id = ?`, [c.id]);
-                else if (c.table === "op_occs") {
+                if (c.op === "remove") {
+                    this.db.run(`DELETE FROM ${c.table} WHERE id = ?`, [c.id]);
+                    applied.push({ table: c.table, id: String(c.id) });
+                    continue;
+                }
+                const body = JSON.stringify(c.body);
+                applied.push({ table: c.table, id: String(c.id), body });
+                if (c.table === "op_occs") {
                     this.db.run("INSERT OR REPLACE INTO op_occs (id, vnf_instance_id, state, created, body) VALUES (?, ?, ?, COALESCE((SELECT created FROM op_occs WHERE id = ?), ?), ?)", [
                         c.id,
                         String(c.body.vnfInstanceId),
                         String(c.body.operationState),
                         c.id,
                         c.created,
-                        JSON.stringify(c.body),
+                        body,
                     ]);
                 } else {
-                    this.db.run(`INSERT OR REPLACE INTO ${c.table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${c.table} WHERE id = ?), ?), ?)`, [c.id, c.id, c.created, JSON.stringify(c.body)]);
+                    this.db.run(`INSERT OR REPLACE INTO ${c.table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${c.table} WHERE id = ?), ?), ?)`, [c.id, c.id, c.created, body]);
                 }
             }
             this.db.run("COMMIT");
         } catch (e) {
             this.db.run("ROLLBACK");
             throw e;
+        }
+        for (const a of applied) {
+            if (a.body === undefined) this.bodies[a.table].delete(a.id);
+            else this.bodies[a.table].set(a.id, a.body);
+        }
+    }
+
+    /** Fills the bodies by id from the database file's rows (before the journal is replayed onto both). */
+    private load(): void {
+        for (const table of Object.keys(this.bodies) as Table[]) {
+            const statement = this.db.prepare(`SELECT id, body FROM ${table}`);
+            try {
+                while (statement.step()) {
+                    const [id, body] = statement.get();
+                    this.bodies[table].set(String(id), String(body));
+                }
+            } finally {
+                statement.free();
+            }
         }
     }
 
