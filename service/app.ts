@@ -112,7 +112,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     app.get(`${API_PREFIX}/api_versions`, apiVersions);
 
     app.post(`${API_PREFIX}/vnf_instances`, { schema: { body: SCHEMAS.createVnfInstance } }, async (request, reply) => {
-        const body = request.body as Body;
+        const body = maskSecrets(request.body as Body);
         const id = randomUUID();
         const instance = {
             id,
@@ -293,7 +293,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
 /**
  * What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never, and any
- * secret the record holds masked (stored copies are masked already; this is the last line).
+ * secret the record holds masked (what requests carry is masked before it is stored; this is the last line).
  */
 function visible(record: Body): Body {
     return maskSecrets(Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__"))));
@@ -306,7 +306,8 @@ function etagOf(shown: Body): string {
 
 /** The base URL a request arrived at: the service's own address and port, whatever Host the client sent. */
 function arrivalUrl(request: FastifyRequest): string {
-    const address = request.socket.localAddress ?? "127.0.0.1";
+    const local = request.socket.localAddress ?? "127.0.0.1";
+    const address = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(local)?.[1] ?? local; // an IPv4 client of a dual-stack listener
     return `${request.protocol}://${address.includes(":") ? `[${address}]` : address}:${request.socket.localPort}`;
 }
 

@@ -4,7 +4,8 @@
  * unspecified, multicast or broadcast one; loopback only when the operator allows it. The policy is applied
  * to the address actually connected to (the request's own DNS lookup), so a name that resolves elsewhere
  * at delivery time than at subscription is still refused. Redirects are never followed, and a failure says
- * only that the callback did not answer 204, not why (which would tell whether a port is open).
+ * only that the callback did not answer 204, not why (which would tell whether a port is open, or where a name
+ * resolves); only a URL or a literal address the policy refuses is named as such.
  */
 import * as dns from "node:dns";
 import * as http from "node:http";
@@ -49,7 +50,8 @@ function guardedLookup(policy: CallbackPolicy) {
         dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
             if (err) return callback(err, []);
             const refused = addresses.map((a) => refusedAddress(a.address, policy)).find(Boolean);
-            if (refused) return callback(new CallbackRefusedError(`callbackUri: its host resolves to ${refused}, which this service does not call`), []);
+            // Said no differently from any other failure: which names resolve where is nobody's business.
+            if (refused) return callback(new Error("refused"), []);
             if (options.all) callback(null, addresses);
             else callback(null, addresses[0].address, addresses[0].family);
         });
@@ -80,18 +82,24 @@ export interface CallbackRequest {
 
 /**
  * One request to a callback; resolves with the status (a redirect is a status like any other). Rejects with
- * CallbackRefusedError when the policy refuses the address, or with an Error that carries no detail.
+ * CallbackRefusedError when the URL or its literal address is refused, or with an Error that carries no detail.
  */
 export function callCallback(uri: string, request: CallbackRequest, policy: CallbackPolicy): Promise<number> {
     const url = checkCallbackUri(uri, policy);
     const client = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-        const req = client.request(url, { method: request.method, headers: request.headers, lookup: guardedLookup(policy) as never, timeout: request.timeoutMs }, (res) => {
+        // One deadline for the whole exchange: a callback trickling bytes cannot hold a request (or shutdown) open.
+        const deadline = setTimeout(() => req.destroy(new Error("timed out")), request.timeoutMs);
+        const req = client.request(url, { method: request.method, headers: request.headers, lookup: guardedLookup(policy) as never }, (res) => {
             res.resume();
+            res.on("end", () => clearTimeout(deadline));
+            res.on("error", () => clearTimeout(deadline));
             resolve(res.statusCode ?? 0);
         });
-        req.on("timeout", () => req.destroy(new Error("timed out")));
-        req.on("error", (e) => reject(e instanceof CallbackRefusedError ? e : new Error("no answer")));
+        req.on("error", () => {
+            clearTimeout(deadline);
+            reject(new Error("no answer"));
+        });
         req.end(request.body);
     });
 }

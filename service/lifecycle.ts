@@ -225,13 +225,13 @@ export class Lifecycle {
                 if (levels.length === 0) throw new ProblemError(400, "scaleInfo: give the target scaleLevel of an aspect (or instantiationLevelId, which this VNF does not have)");
                 const workers = { ...((current?.workers as Body) ?? {}) };
                 const aspect = workers.aspectId ?? "worker_instance";
-                const range = (instance.__scale as Body | undefined)?.[aspect] ?? {};
-                let count = workers.count ?? range.count;
-                levels.forEach((level, i) => {
-                    if (level.aspectId !== aspect) throw new ProblemError(400, `scaleInfo[${i}].aspectId: this VNF scales ${aspect}, not ${level.aspectId}`);
-                    if (level.scaleLevel > range.max - range.min) throw new ProblemError(400, `scaleInfo[${i}].scaleLevel: ${aspect} goes up to level ${range.max - range.min} (${range.max} workers), not ${level.scaleLevel}`);
-                    count = range.min + level.scaleLevel;
-                });
+                const range = (instance.__scale as Body | undefined)?.[aspect] as { min: number; max: number } | undefined;
+                if (!range) throw new ProblemError(400, "scaleInfo: this VNF has no workers to scale");
+                if (levels.length > 1) throw new ProblemError(400, `scaleInfo: one entry for ${aspect}, the only aspect this VNF scales`);
+                const [level] = levels;
+                if (level.aspectId !== aspect) throw new ProblemError(400, `scaleInfo[0].aspectId: this VNF scales ${aspect}, not ${level.aspectId}`);
+                if (level.scaleLevel > range.max - range.min) throw new ProblemError(400, `scaleInfo[0].scaleLevel: ${aspect} goes up to level ${range.max - range.min} (${range.max} workers), not ${level.scaleLevel}`);
+                const count = range.min + level.scaleLevel;
                 const config = { ...current, workers: { ...workers, count } };
                 check(config, "scale_to_level request");
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
@@ -332,7 +332,8 @@ export class Lifecycle {
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
         const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
         const config = direction === "forward" ? plan.config : plan.previousConfig;
-        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED");
+        const scalable = Object.keys((outputs?.scale as Body | undefined) ?? {}).length > 0;
+        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", scalable);
         const next: Body = terminated
             ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
@@ -420,10 +421,10 @@ export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
 }
 
-/** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows. */
-export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED"): Body {
+/** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it scales). */
+export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", scalable = false): Body {
     const self = `${baseUrl}/vnflcm/v1/vnf_instances/${instanceId}`;
-    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", scale: "scale", scaleToLevel: "scale_to_level", heal: "heal" };
+    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", ...(scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}), heal: "heal" };
     return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
 }
 

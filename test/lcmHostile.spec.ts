@@ -66,11 +66,28 @@ const seed = (name: string) => parseRequestText(fs.readFileSync(path.join(REQUES
 
 describe("secrets: one rule for what is secret", () => {
     it("a field is secret by the last word of its name, in any spelling; a value by the credential it carries", () => {
-        for (const name of ["password", "ssh_password", "clientPassword", "OS_PASSWORD", "privateKey", "api_key", "client_secret", "bearer_token", "passphrase", "kubeconfig"]) assert.ok(isSecretName(name), name);
-        for (const name of ["username", "publicKey", "enablePasswordLogin", "tokenEndpoint", "aspectId", "key", "passwordFile"]) assert.ok(!isSecretName(name), name);
+        for (const name of ["password", "ssh_password", "clientPassword", "OS_PASSWORD", "OS_PASSCODE", "privateKey", "api_key", "client_secret", "bearer_token", "passphrase", "kubeconfig", "passwords", "privateKeys", "SSHPassword", "APIToken", "client-key-data", "Authorization"])
+            assert.ok(isSecretName(name), name);
+        for (const name of ["username", "publicKey", "enablePasswordLogin", "tokenEndpoint", "aspectId", "key", "keys", "passwordFile", "address", "status"]) assert.ok(!isSecretName(name), name);
         assert.ok(carriesCredential("http://user1:password1@host1:port1"));
         assert.ok(carriesCredential("-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----"));
         assert.ok(!carriesCredential("http://proxy.example:3128"));
+        assert.ok(!carriesCredential("uses Basic authentication"));
+        assert.ok(carriesCredential("Authorization: Basic dXNlcjpwYXNzd29yZDE="));
+    });
+
+    it("what Tacker nests in other shapes: a dict in a string (helm_info), numbers, lists and objects under a secret name; a URL keeps all but its user info", () => {
+        const masked = maskSecrets({
+            extra: { helm_info: "{'masternode_ip': ['192.168.0.1'], 'masternode_username': 'helm_user', 'masternode_password': 'helm_pass'}" },
+            accessInfo: { password: 98765432 },
+            passwords: ["first-pw", "second-pw"],
+            credentials: { user: "x", pass: "hunter22" },
+            callbackUri: "https://bob:Hunter22@nfvo.example/cb",
+        });
+        const text = JSON.stringify(masked);
+        for (const secret of ["helm_pass", "98765432", "first-pw", "second-pw", "hunter22", "Hunter22"]) assert.ok(!text.includes(secret), secret);
+        assert.match(masked.extra.helm_info, /'masternode_username': 'helm_user'/, "the rest of the string stays");
+        assert.equal(masked.callbackUri, "https://[secret]@nfvo.example/cb");
     });
 
     it("Tacker's own names are found wherever they nest: ssh_password, proxy URLs with credentials, accessInfo.password", () => {
@@ -87,7 +104,7 @@ describe("secrets: one rule for what is secret", () => {
             assert.ok(found.includes(expected), `${expected} in ${found.join(", ")}`);
         const masked = maskSecrets(body);
         const param = masked.additionalParams.k8s_cluster_installation_param;
-        assert.deepEqual([param.external_lb_param.ssh_password, param.master_node.password, param.proxy.http_proxy, masked.vimConnectionInfo[0].accessInfo.password], ["[secret]", "[secret]", "[secret]", "[secret]"]);
+        assert.deepEqual([param.external_lb_param.ssh_password, param.master_node.password, param.proxy.http_proxy, masked.vimConnectionInfo[0].accessInfo.password], ["[secret]", "[secret]", "http://[secret]@host1:port1", "[secret]"]);
         assert.deepEqual([param.external_lb_param.ssh_username, param.proxy.no_proxy], ["ubuntu", "192.168.246.0/24,10.0.0.1"], "only secrets are masked");
         assert.equal(body.additionalParams.k8s_cluster_installation_param.external_lb_param.ssh_password, "ubuntu", "the original is left as it was");
     });
@@ -97,6 +114,8 @@ describe("secrets: one rule for what is secret", () => {
         const out = redactText(text, ["s3cr3t-pw"]);
         assert.ok(!/s3cr3t-pw|u:p@|MIIE/.test(out), out);
         assert.match(out, /https:\/\/\[secret\]@proxy:3128/);
+        const spelled = redactText(`json "Ma\\"ster\\\\Pw1" base64 ${Buffer.from("WorkerPw2").toString("base64")} alone Pr%40xyPw3 and Pr@xyPw3`, ['Ma"ster\\Pw1', "WorkerPw2", "http://u:Pr%40xyPw3@proxy:3128"]);
+        assert.ok(!/ster|V29ya2VyUHcy|xyPw3/.test(spelled), spelled);
     });
 });
 
@@ -173,6 +192,37 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
         assert.ok(!fs.readdirSync(dataDir).some((f) => fs.readFileSync(path.join(dataDir, f), "latin1").includes("patched-vim-pass")), "not stored either");
     });
 
+    it("a callback that trickles its answer is cut at the deadline, not held open by each byte", async () => {
+        const sockets = new Set<import("node:net").Socket>();
+        const trickler = (await import("node:net")).createServer((socket) => {
+            sockets.add(socket);
+            socket.write("HTTP/1.1 204 No Content\r\n");
+            const timer = setInterval(() => socket.write(`X-Slow: ${Date.now()}\r\n`), 300);
+            socket.on("close", () => clearInterval(timer));
+            socket.on("error", () => clearInterval(timer));
+        });
+        await new Promise<void>((r) => trickler.listen(0, "127.0.0.1", r));
+        try {
+            const { callCallback } = await import("../service/callbackClient");
+            const started = Date.now();
+            await callCallback(`http://127.0.0.1:${(trickler.address() as AddressInfo).port}/cb`, { method: "GET", timeoutMs: 1500 }, { allowLoopback: true }).then(
+                () => {},
+                () => {},
+            );
+            assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
+        } finally {
+            for (const socket of sockets) socket.destroy();
+            await new Promise<void>((r) => trickler.close(() => r()));
+        }
+    });
+
+    it("a created instance's description and metadata are masked before they are stored", async () => {
+        const created = await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "d", vnfInstanceDescription: "repo https://bob:Hunter22@git.example/x", metadata: { password: "CreatePw9" } });
+        assert.equal(created.status, 201);
+        assert.ok(!JSON.stringify(created.body).includes("Hunter22") && !JSON.stringify(created.body).includes("CreatePw9"));
+        assert.ok(!JSON.stringify(service.store.get("vnf_instances", created.body.id)).match(/Hunter22|CreatePw9/), "not stored either");
+    });
+
     it("links use the configured public URL, never the client's Host header", async () => {
         const created = await raw(base, "POST", "/vnflcm/v1/vnf_instances", { body: JSON.stringify({ vnfdId: "x" }), headers: { host: "evil.example", "content-type": "application/json" } });
         assert.equal(created.status, 201);
@@ -217,6 +267,7 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
             assert.match(r.json().detail, /loopback/);
             const byName = await other.app.inject({ method: "POST", url: "/vnflcm/v1/subscriptions", payload: { callbackUri: subscriber.url.replace("127.0.0.1", "localhost") } });
             assert.equal(byName.statusCode, 400, "a name that resolves to loopback too");
+            assert.equal(byName.json().detail, "callbackUri: the test GET did not answer 204 No Content", "where a name resolves is not told");
         } finally {
             await subscriber.stop();
             await other.close();
