@@ -5,6 +5,7 @@
  *   of an instance and of an occurrence under 100 concurrent clients, and the time to accept a task (the 202:
  *   checks, plan, occurrence journalled and fsynced). Each accepted task is cancelled at once (at most one runs,
  *   `--max-parallel 1`): the stored instances have no stacks to update;
+ * - how long `serve` takes from its command to listening, with that data;
  * - operations end to end, where lab hosts can run (root): instantiate of the simple seed (1 master, 2 workers)
  *   and a scale-out by one, from the 202 to COMPLETED, through the Automation API, the CLI and the program.
  *   It takes minutes; `LCM_BENCH_E2E=0` skips it (the API part alone needs no lab hosts).
@@ -113,7 +114,9 @@ async function main(): Promise<void> {
         // Only PATH from this environment: no OS_* or PULUMI_* of the machine's reaches the service.
         const knobs = path.join(dataDir, "pulumi-standin");
         fs.mkdirSync(knobs);
+        const starting = process.hrtime.bigint();
         server = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STAND_IN_PULUMI_ROOT, PULUMI_STANDIN_STATE: knobs, PULUMI_CONFIG_PASSPHRASE: "bench" }, ["--max-parallel", "1"], { PATH: process.env.PATH });
+        const startMs = Number(process.hrtime.bigint() - starting) / 1e6;
         const prefix = `${server.url}/vnflcm/v1`;
         const instanceUrls = instances.map((r) => new URL(`${prefix}/vnf_instances/${r.id}`));
         const opUrls = opOccs.map((r) => new URL(`${prefix}/vnf_lcm_op_occs/${r.id}`));
@@ -139,6 +142,7 @@ async function main(): Promise<void> {
         console.log(row(`GET vnf_instances/{id}, ${CLIENTS} concurrent clients`, instanceGets));
         console.log(row(`GET vnf_lcm_op_occs/{id}, ${CLIENTS} concurrent clients`, opGets));
         console.log(row(`POST scale → 202 (accepted, journalled with fsync)`, accept));
+        console.log(`${"serve start with that data (command → listening)".padEnd(52)} ${startMs.toFixed(0).padStart(7)} ms   (goal < 1000 ms)`);
     } finally {
         agent.destroy();
         await server?.stop();
