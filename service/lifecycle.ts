@@ -11,9 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ConfigError } from "../config/spec";
-import { parseVnfConfig } from "../config/load";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
-import { convertInstantiateRequest } from "../config/tacker";
 import { Notifier } from "./notifications";
 import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
@@ -22,6 +20,10 @@ import { Store } from "./store";
 import { StackRunner } from "./stackRunner";
 
 type Body = Record<string, any>;
+
+/** The configuration model and the request converter, loaded with the first operation, not at start. */
+const configModel = () => require("../config/load") as typeof import("../config/load");
+const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
 export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
@@ -182,7 +184,7 @@ export class Lifecycle {
         const current = instance.__stackConfig as Record<string, unknown> | undefined;
         const check = (config: Record<string, unknown>, source: string) => {
             try {
-                parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source);
+                configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source);
             } catch (e) {
                 if (e instanceof ConfigError) throw new ProblemError(400, e.message);
                 throw e;
@@ -192,7 +194,7 @@ export class Lifecycle {
             case "INSTANTIATE": {
                 let converted;
                 try {
-                    converted = convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName });
+                    converted = requestConverter().convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName });
                 } catch (e) {
                     if (e instanceof ConfigError) throw new ProblemError(400, e.message);
                     throw e;

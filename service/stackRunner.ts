@@ -8,10 +8,12 @@
 import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
 import { PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
-import { applyStackConfig } from "./stackConfig";
 
 /** The Automation API, loaded with the first operation: it is most of what the service would load at start. */
 const automation = () => require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
+
+/** How the stack's config is set: it brings the configuration model, needed only once an operation runs. */
+const stackConfig = () => require("./stackConfig") as typeof import("./stackConfig");
 
 /** Heal replaces VMs through `replacementTrigger`, which engines before 3.208 ignore without a word. */
 export const MINIMUM_PULUMI_VERSION = "3.208.0";
@@ -75,7 +77,7 @@ export class AutomationStackRunner implements StackRunner {
         const command = await this.command(run);
         try {
             const stack = await this.stack(stackName, command, run.env);
-            await applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, run.env) : command.runWithInput(args, this.options.projectDir, run.env, input)));
+            await stackConfig().applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, run.env) : command.runWithInput(args, this.options.projectDir, run.env, input)));
             const result = await stack.up({ onEvent: run.onEvent, replace: run.replace });
             return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
         } catch (e) {

@@ -2,8 +2,8 @@
  * The service's state in an embedded SQLite database (sql.js: SQLite compiled to WebAssembly, nothing to
  * install), kept in the data directory as a database file plus a journal. Every change is appended to the
  * journal and fsynced before the request that made it is answered; the journal is folded into the
- * database file (written to a temporary file, fsynced, renamed) every COMPACT_EVERY changes and at start
- * and close. A crash loses nothing that was answered: the next start replays the journal.
+ * database file (written to a temporary file, fsynced, renamed) every COMPACT_EVERY changes, at a start that
+ * replayed some, and at close. A crash loses nothing that was answered: the next start replays the journal.
  *
  * Reads of one record by id are answered from memory: each row's JSON text, by table and id, loaded at open
  * and changed with the database (after its transaction commits, so a change rolled back is never seen), and
@@ -54,8 +54,8 @@ export class Store {
         db.run(SCHEMA);
         const store = new Store(db, file, journalFile);
         store.load();
-        store.replay();
-        store.compact();
+        // Folded in only when the journal held something: rewriting the whole file at every start costs time.
+        if (store.replay() > 0) store.compact();
         return store;
     }
 
@@ -153,7 +153,7 @@ export class Store {
     }
 
     /** Applies what the journal holds beyond the database file (after a crash). A torn last line is dropped. */
-    private replay(): void {
+    private replay(): number {
         const lines = fs.readFileSync(this.journalFile, "utf8").split("\n").filter(Boolean);
         for (const line of lines) {
             let changes: Change[];
@@ -164,6 +164,7 @@ export class Store {
             }
             this.apply(changes);
         }
+        return lines.length;
     }
 
     /** Writes the database file and empties the journal. */
