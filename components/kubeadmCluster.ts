@@ -7,6 +7,7 @@ import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
 import { KubeadmInit } from "../providers/kubernetes/kubeadmInit";
 import { NodeLabels } from "../providers/kubernetes/nodeLabels";
 import { KubernetesNode } from "../providers/kubernetes/nodePrep";
+import { PodNetwork } from "../providers/kubernetes/podNetwork";
 import { WorkerMember } from "../providers/kubernetes/workerMember";
 import { SshTarget } from "../providers/transport/ssh";
 import { clusterSettings, controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
@@ -28,10 +29,12 @@ export interface KubeadmClusterArgs {
 /**
  * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode → membership (→ labels),
  * each taking its parent's VM id as an input, so replacing a VM replaces its chain in order (the
- * membership's delete drains first). Masters join one at a time; workers join in parallel.
+ * membership's delete drains first). After the init: the masters join one at a time, and the pod network
+ * is applied, after which the workers join in parallel.
  */
 export class KubeadmCluster extends pulumi.ComponentResource {
     readonly init: KubeadmInit;
+    readonly podNetwork: PodNetwork;
     readonly masterMembers: ControlPlaneMember[];
     readonly workerMembers: WorkerMember[];
     readonly endpoint: pulumi.Output<string>;
@@ -41,6 +44,7 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         super("k8s-vnf:kubernetes:KubeadmCluster", name, {}, opts);
         const built = buildKubeadmCluster(name, args, this);
         this.init = built.init;
+        this.podNetwork = built.podNetwork;
         this.masterMembers = built.masterMembers;
         this.workerMembers = built.workerMembers;
         this.endpoint = built.endpoint;
@@ -118,7 +122,6 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             nodeName: first.vmName,
             address: first.address,
             endpoint,
-            proxy,
             // The masters' current host keys: an update, never a replacement, when a master's VM is replaced.
             controlPlanes: pulumi.all(controlPlaneRefs),
             ...clusterSettings(spec),
@@ -131,9 +134,25 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     // entire-cluster heal) there is nothing to drain or take out of etcd, and doing it for every node at once
     // would race the masters' own removal. Scale-in and node heals keep the cluster, so they still drain.
     const inCluster = { ...child, deletedWith: init };
-    const masterMembers: ControlPlaneMember[] = [];
-    args.masters.forEach((server, i) => {
-        masterMembers.push(
+
+    const podNetwork = new PodNetwork(
+        `${name}-pod-network`,
+        { connection: connectionOf(spec, spec.masters, first), cniManifest: spec.kubernetes.cniManifest, proxy, caCertHash: init.caCertHash, controlPlanes: pulumi.all(controlPlaneRefs) },
+        inCluster,
+    );
+
+    // Control-plane joins go one at a time: etcd takes one new member (a learner) at a time, and each join
+    // uploads the control-plane certificates under a new key, which voids the key of a join under way. The
+    // order is master-1, master-2, …, then master-0: at instantiate master-0 is a member by the init and its
+    // step only confirms it, and masters 1.. start at once with the pod network, so the workers' joins,
+    // which wait for the network, cannot take every `--parallel` slot ahead of them. A heal that includes
+    // master-0 joins it last.
+    const joinOrder = [...args.masters.keys()].slice(1).concat(0);
+    const masterMembers: ControlPlaneMember[] = new Array(args.masters.length);
+    let previousJoin: ControlPlaneMember | undefined;
+    for (const i of joinOrder) {
+        const server = args.masters[i];
+        previousJoin = masterMembers[i] =
             new ControlPlaneMember(
                 `${name}-master-${i}-member`,
                 {
@@ -147,11 +166,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                     peers: pulumi.all(controlPlaneRefs.filter((_, j) => j !== i)),
                     loadBalanced: spec.ha,
                 },
-                // One control-plane join at a time: etcd grows by one member per join.
-                { ...inCluster, dependsOn: [init, ...masterMembers.slice(-1)] },
-            ),
-        );
-    });
+                { ...inCluster, dependsOn: [init, ...(previousJoin ? [previousJoin] : [])] },
+            );
+    }
 
     const labels = workerLabels(spec);
     const workerMembers = args.workers.map((server, i) => {
@@ -167,7 +184,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 controlPlanes: pulumi.all(controlPlaneRefs),
                 drainTimeoutSeconds: spec.kubernetes.drainTimeout,
             },
-            inCluster,
+            { ...inCluster, dependsOn: [podNetwork] },
         );
         if (labels) {
             new NodeLabels(
@@ -187,5 +204,5 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         return member;
     });
 
-    return { init, masterMembers, workerMembers, endpoint };
+    return { init, podNetwork, masterMembers, workerMembers, endpoint };
 }

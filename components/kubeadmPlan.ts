@@ -48,7 +48,6 @@ export function clusterSettings(spec: ClusterSpec) {
         podCidr: spec.kubernetes.podCidr,
         serviceCidr: spec.kubernetes.serviceCidr,
         kubernetesVersion: spec.kubernetes.version,
-        cniManifest: spec.kubernetes.cniManifest,
         clusterGeneration: spec.heal.generation,
     };
 }

@@ -1,7 +1,8 @@
 /**
  * HTTP to subscribers' callbacks, so that a callbackUri cannot make the service reach what it should not
- * (SSRF): only http and https; never a link-local address (cloud metadata at 169.254.169.254 included), an
- * unspecified, multicast or broadcast one; loopback only when the operator allows it. The policy is applied
+ * (SSRF): only http and https; never a link-local address (cloud metadata at 169.254.169.254 included), another
+ * cloud's metadata address, an unspecified, multicast or broadcast one, nor an IPv6 address that carries one of
+ * these; loopback only when the operator allows it. The policy is applied
  * to the address actually connected to (the request's own DNS lookup), so a name that resolves elsewhere
  * at delivery time than at subscription is still refused. Redirects are never followed, and a failure says
  * only that the callback did not answer 204, not why (which would tell whether a port is open, or where a name
@@ -28,17 +29,48 @@ NEVER.addSubnet("fe80::", 10, "ipv6");
 NEVER.addAddress("::", "ipv6");
 NEVER.addSubnet("ff00::", 8, "ipv6");
 NEVER.addAddress("fd00:ec2::254", "ipv6"); // the metadata service over IPv6
+NEVER.addAddress("100.100.100.200"); // Alibaba Cloud's metadata service
+NEVER.addAddress("192.0.0.192"); // Oracle Cloud's metadata service
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8);
 LOOPBACK.addAddress("::1", "ipv6");
 
-/** Why the policy refuses an address, or undefined. IPv4-mapped IPv6 addresses count as their IPv4 one. */
+/** An IPv6 address's 16 bytes (the forms `isIP` accepts, a dotted IPv4 tail included), or undefined. */
+function ipv6Bytes(address: string): number[] | undefined {
+    if (isIP(address) !== 6) return undefined;
+    let text = address.replace(/%.*$/, "");
+    const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+    if (dotted) text = text.slice(0, dotted.index) + [0, 2].map((i) => ((Number(dotted[i + 1]) << 8) | Number(dotted[i + 2])).toString(16)).join(":");
+    const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
+    const groups = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+    const words = tail === undefined ? groups(head) : [...groups(head), ...new Array(8 - groups(head).length - groups(tail).length).fill(0), ...groups(tail)];
+    return words.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+/**
+ * The IPv4 address an IPv6 one carries and reaches through a translator: IPv4-mapped and -compatible
+ * (::ffff:a.b.c.d, ::a.b.c.d), NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48, RFC 8215) and 6to4 (2002::/16,
+ * RFC 3056). A metadata service behind one of them is still the metadata service.
+ */
+function embeddedIpv4(address: string): string | undefined {
+    const b = ipv6Bytes(address);
+    if (!b) return undefined;
+    const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
+    const v4 = (at: number) => b.slice(at, at + 4).join(".");
+    // IPv4-compatible only from 1.0.0.0 on: ::1 and :: are IPv6's own loopback and unspecified addresses.
+    if (zero(0, 10) && ((b[10] === 0xff && b[11] === 0xff) || (b[10] === 0 && b[11] === 0 && b[12] !== 0))) return v4(12);
+    if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && (zero(4, 12) || (b[4] === 0 && b[5] === 1))) return v4(12);
+    if (b[0] === 0x20 && b[1] === 0x02) return v4(2);
+    return undefined;
+}
+
+/** Why the policy refuses an address, or undefined. An IPv6 address that carries an IPv4 one counts as both. */
 export function refusedAddress(address: string, policy: CallbackPolicy): string | undefined {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-    const ip = mapped ?? address;
-    const family = isIP(ip) === 6 ? "ipv6" : "ipv4";
-    if (NEVER.check(ip, family)) return "a link-local, unspecified, multicast or metadata address";
-    if (!policy.allowLoopback && LOOPBACK.check(ip, family)) return "a loopback address (the service's own host; `serve --allow-loopback-callbacks` allows it)";
+    for (const ip of [address, embeddedIpv4(address)].filter((a): a is string => a !== undefined)) {
+        const family = isIP(ip) === 6 ? "ipv6" : "ipv4";
+        if (NEVER.check(ip, family)) return "a link-local, unspecified, multicast or metadata address";
+        if (!policy.allowLoopback && LOOPBACK.check(ip, family)) return "a loopback address (the service's own host; `serve --allow-loopback-callbacks` allows it)";
+    }
     return undefined;
 }
 

@@ -15,6 +15,7 @@ const T = {
     node: "pulumi-nodejs:dynamic/k8s-vnf:KubernetesNode",
     lb: "pulumi-nodejs:dynamic/k8s-vnf:ApiLoadBalancer",
     init: "pulumi-nodejs:dynamic/k8s-vnf:KubeadmInit",
+    podNetwork: "pulumi-nodejs:dynamic/k8s-vnf:PodNetwork",
     master: "pulumi-nodejs:dynamic/k8s-vnf:ControlPlaneMember",
     worker: "pulumi-nodejs:dynamic/k8s-vnf:WorkerMember",
     labels: "pulumi-nodejs:dynamic/k8s-vnf:NodeLabels",
@@ -215,6 +216,21 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.equal(worker.opts.deleteBeforeReplace, true, "one node cannot be joined twice");
         assert.equal(graph.named("simple-kubeadm").parent, "simple");
         assert.equal(graph.named("simple-kubeadm-worker-1-node").parent, "simple-kubeadm");
+        assert.deepEqual(dependencyNames(graph.named("simple-kubeadm-master-0-member")), ["simple-kubeadm-init"]);
+    });
+
+    it("the pod network is a step of its own after the init, on the masters' logins (secret); workers join after it", async () => {
+        const caCertHash = `sha256:${"cd".repeat(32)}`;
+        const { graph } = await build("complex", undefined, { [T.init]: { caCertHash, kubeconfig: "k", joinToken: "abcdef.0123456789abcdef" } });
+        assert.equal(graph.count(T.podNetwork), 1);
+        const network = graph.named("complex-kubeadm-pod-network");
+        assert.match(network.inputs.cniManifest, /^https:\/\/\S+\/calico\.yaml$/);
+        assert.equal(network.inputs.caCertHash, caCertHash, "the cluster it belongs to, from the init");
+        assert.ok(isSecret(network.inputs.controlPlanes) && isSecret(network.inputs.proxy));
+        assert.deepEqual(network.opts.additionalSecretOutputs, ["connection", "proxy", "controlPlanes"]);
+        assert.equal((network.opts.deletedWith as { constructor: { name: string } }).constructor.name, "KubeadmInit");
+        assert.equal(graph.named("complex-kubeadm-init").inputs.cniManifest, undefined, "the init no longer applies it");
+        for (const w of graph.ofType(T.worker)) assert.deepEqual(dependencyNames(w), ["complex-kubeadm-pod-network"], w.name);
     });
 
     it("values a step computes reach its dependents and the stack outputs (the SDK makes Outputs only for registered keys)", async () => {
@@ -245,7 +261,7 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.equal(graph.named("complex-kubeadm-init").inputs.vmId, undefined, "the cluster does not go with its first VM (a master heal keeps it)");
     });
 
-    it("complex: HAProxy and keepalived on every master over every master, VRRP priority by index; init on the VIP; masters join one at a time", async () => {
+    it("complex: HAProxy and keepalived on every master over every master, VRRP priority by index; init on the VIP; masters join one at a time, master-0 last", async () => {
         const { graph, outputs } = await build("complex");
         const lbs = [0, 1, 2].map((i) => graph.named(`complex-kubeadm-master-${i}-api-lb`));
         for (const [i, lb] of lbs.entries()) {
@@ -257,7 +273,9 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         }
         assert.equal(graph.named("complex-kubeadm-init").inputs.endpoint, "10.10.0.10:16443");
         assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-init")), ["complex-kubeadm-master-0-node", "complex-kubeadm-master-0-api-lb"]);
+        assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-master-1-member")), ["complex-kubeadm-init"]);
         assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-master-2-member")), ["complex-kubeadm-init", "complex-kubeadm-master-1-member"]);
+        assert.deepEqual(dependencyNames(graph.named("complex-kubeadm-master-0-member")), ["complex-kubeadm-init", "complex-kubeadm-master-2-member"]);
         const peers = graph.named("complex-kubeadm-master-1-member").inputs.peers;
         assert.ok(isSecret(peers));
         assert.deepEqual(peers.value.map((p: any) => p.name), ["complex-master-0", "complex-master-2"]);

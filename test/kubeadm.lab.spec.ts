@@ -110,7 +110,10 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         assert.deepEqual(kubeadm.filter((c) => c.includes("master")), ["lab-master-0 kubeadm init", "lab-master-1 kubeadm join", "lab-master-2 kubeadm join"]);
         assert.equal(kubeadm.length, 6);
         const memberCreates = stack.steps.filter((s) => s.op === "create" && /master-\d-member$/.test(s.name)).map((s) => s.name);
-        assert.deepEqual(memberCreates, ["lab-kubeadm-master-0-member", "lab-kubeadm-master-1-member", "lab-kubeadm-master-2-member"]);
+        assert.deepEqual(memberCreates, ["lab-kubeadm-master-1-member", "lab-kubeadm-master-2-member", "lab-kubeadm-master-0-member"], "one join at a time; master-0, a member by the init, confirmed last");
+        const started = (name: string) => stack.steps.find((s) => s.name === name && s.op === "create")!;
+        const network = started("lab-kubeadm-pod-network");
+        for (const w of WORKERS.slice(0, 3).map((_, i) => started(`lab-kubeadm-worker-${i}-member`))) assert.ok(w.started >= network.ended!, `${w.name} joined after the pod network was applied`);
         const init = stack.outputsOf("lab-kubeadm-init");
         assert.match(init.caCertHash, /^sha256:[0-9a-f]{64}$/);
         assert.match(init.joinToken, /^[0-9a-f]{6}\.[0-9a-f]{16}$/);
@@ -249,19 +252,20 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         assert.equal(state.labels(healed)["CIS-node"], "compute-b2", "the new VM's compute host");
     });
 
-    it("healing master-0 (HA): it rejoins through a peer, the cluster is not re-created, and the init step still refreshes and updates", async () => {
+    it("healing master-0 and master-2 at once (HA): they rejoin through a peer one at a time, master-0 last; the cluster is not re-created; the init and pod network steps still reach it", async () => {
         const callsBefore = state.calls().length;
         const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
         stack.set("heal.nodes.master-0", 1);
+        stack.set("heal.nodes.master-2", 1);
         await stack.up();
         assert.deepEqual(state.etcdMembers(), MASTERS);
-        assert.equal(state.node("lab-master-0").status, "Ready");
-        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => / kubeadm (init|join) --config /.test(c)).map((c) => c.split(" ").slice(0, 3).join(" ")), ["lab-master-0 kubeadm join"]);
+        for (const m of ["lab-master-0", "lab-master-2"]) assert.equal(state.node(m).status, "Ready", m);
+        assert.deepEqual(state.calls().slice(callsBefore).filter((c) => / kubeadm (init|join) --config /.test(c)).map((c) => c.split(" ").slice(0, 3).join(" ")), ["lab-master-2 kubeadm join", "lab-master-0 kubeadm join"]);
         await stack.refresh();
         assert.equal(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "the same cluster");
         stack.set("kubernetes.cniManifest", "https://projectcalico.example/calico-2.yaml");
         await stack.up();
-        assert.deepEqual(state.applied(), ["https://projectcalico.example/calico.yaml", "https://projectcalico.example/calico-2.yaml"], "the init step still reaches the cluster");
+        assert.deepEqual(state.applied(), ["https://projectcalico.example/calico.yaml", "https://projectcalico.example/calico-2.yaml"], "the pod network step still reaches the cluster");
     });
 
     it("a master whose Node was deleted is reset and joins again through a peer, back in etcd and every HAProxy", async () => {

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { controlPlaneMemberStep } from "../providers/kubernetes/controlPlaneMember";
 import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
 import { kubeadmInitStep } from "../providers/kubernetes/kubeadmInit";
+import { podNetworkStep } from "../providers/kubernetes/podNetwork";
 import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { Hosts, StepEnvelope } from "../providers/step";
 import { ConnectError, ExecResult, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget } from "../providers/transport/ssh";
@@ -33,6 +34,8 @@ class World {
     readonly calls: string[] = [];
     /** The targets sessions were opened with. */
     readonly logins: SshTarget[] = [];
+    /** The environment each script was given (exported inside its standard input). */
+    readonly scriptEnvs: Record<string, string>[] = [];
     private uploaded = "";
 
     machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
@@ -59,8 +62,9 @@ class World {
         const fake = {
             hostKeyFingerprint: m.key,
             exec,
-            runScript: async (_script: string, args: ReadonlyArray<string | number>) => {
+            runScript: async (_script: string, args: ReadonlyArray<string | number>, options: { env?: Record<string, string> } = {}) => {
                 this.calls.push(`${address} script ${args.join(" ")}`);
+                this.scriptEnvs.push(options.env ?? {});
                 return { code: 0, stdout: "", stderr: "" };
             },
             upload: async (content: string) => {
@@ -256,8 +260,8 @@ describe("kubeadm steps against a scripted cluster", () => {
             const state = initState(w, ["10.0.0.5", "10.0.0.6"]);
             assert.equal(kubeadmInitStep.ownHost, false);
             assert.deepEqual(await kubeadmInitStep.read(NO_SESSION, state, w.hosts()), { caCertHash: HASH });
-            await kubeadmInitStep.update(NO_SESSION, state, { ...state, cniManifest: "https://example.com/calico-2.yaml" }, w.hosts());
-            assert.ok(w.calls.some((c) => c.startsWith("10.0.0.5 ") && c.includes("calico-2.yaml")));
+            const healed = { ...state, controlPlanes: ["10.0.0.5", "10.0.0.6"].map((m) => w.ref(m)) };
+            assert.deepEqual(await kubeadmInitStep.update(NO_SESSION, state, healed, w.hosts()), { kubeconfig: "k", joinToken: "t", caCertHash: HASH });
             await kubeadmInitStep.deleteAcross!(w.hosts(), state);
             assert.deepEqual(joins(w, "10.0.0.5"), ["reset"]);
             assert.ok(w.logins.every((t) => t.hostKeyFingerprint === w.machines.get(t.host)!.key), "every login pinned to the host's current key");
@@ -288,6 +292,48 @@ describe("kubeadm steps against a scripted cluster", () => {
             state.controlPlanes[0].connection.hostKeyFingerprint = "SHA256:first-vm";
             await kubeadmInitStep.deleteAcross!(w.hosts(), state);
             assert.deepEqual(joins(w, "10.0.0.5"), []);
+        });
+    });
+
+    describe("the pod network: applied on the first master that answers, by its current host key", () => {
+        const networkState = (w: World, masters: string[]) => ({
+            ...envelope({ host: masters[0], username: "ubuntu", password: "pw" }),
+            cniManifest: "https://example.com/calico.yaml",
+            proxy: { httpProxy: "", httpsProxy: "http://user:s3cret@proxy.example:3128", noProxy: "10.0.0.0/8" },
+            caCertHash: HASH,
+            controlPlanes: masters.map((m) => w.ref(m)),
+        });
+
+        it("create applies the manifest on a control-plane node; the proxy goes in the script's environment, never its arguments", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "master");
+            await podNetworkStep.create(NO_SESSION, networkState(w, ["10.0.0.5"]), w.hosts());
+            assert.deepEqual(w.calls.filter((c) => c.includes(" script ")), ["10.0.0.5 script apply https://example.com/calico.yaml 60 5"]);
+            assert.equal(w.scriptEnvs.at(-1)!.https_proxy, "http://user:s3cret@proxy.example:3128");
+            assert.ok(w.calls.every((c) => !c.includes("s3cret")), "no command carries the proxy's password");
+        });
+
+        it("with master-0 down it goes through the next master; an update re-applies only a new manifest or proxy", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "master");
+            w.machine("10.0.0.6", "m-1", "master");
+            w.machines.get("10.0.0.5")!.up = false;
+            const state = networkState(w, ["10.0.0.5", "10.0.0.6"]);
+            await podNetworkStep.update(NO_SESSION, state, { ...state, controlPlanes: [...state.controlPlanes].reverse() }, w.hosts());
+            assert.equal(w.calls.filter((c) => c.includes(" script ")).length, 0, "new host keys change nothing in the cluster");
+            await podNetworkStep.update(NO_SESSION, state, { ...state, cniManifest: "https://example.com/calico-2.yaml" }, w.hosts());
+            assert.deepEqual(w.calls.filter((c) => c.includes(" script ")), ["10.0.0.6 script apply https://example.com/calico-2.yaml 60 5"]);
+        });
+
+        it("refresh: the network is there while its cluster is (the same CA); another cluster or none means it is gone", async () => {
+            const w = new World();
+            w.machine("10.0.0.5", "m-0", "master");
+            const state = networkState(w, ["10.0.0.5"]);
+            assert.deepEqual(await podNetworkStep.read(NO_SESSION, state, w.hosts()), {});
+            assert.equal(await podNetworkStep.read(NO_SESSION, { ...state, caCertHash: `sha256:${"e".repeat(64)}` }, w.hosts()), undefined);
+            const fresh = new World();
+            fresh.machine("10.0.0.5", "m-0", "fresh");
+            assert.equal(await podNetworkStep.read(NO_SESSION, networkState(fresh, ["10.0.0.5"]), fresh.hosts()), undefined);
         });
     });
 });

@@ -231,7 +231,7 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
     });
 
     it("callbacks: link-local and metadata addresses are refused, loopback only when allowed; the error tells nothing of the target", async () => {
-        for (const uri of ["http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://0.0.0.0:80/", "http://[::ffff:169.254.169.254]/", "file:///etc/passwd"]) {
+        for (const uri of ["http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://0.0.0.0:80/", "http://[::ffff:169.254.169.254]/", "http://[64:ff9b::a9fe:a9fe]/", "file:///etc/passwd"]) {
             const r = await api("POST", "/vnflcm/v1/subscriptions", { callbackUri: uri });
             assert.equal(r.status, 400, uri);
             assert.match(r.body.detail, /callbackUri: /);
@@ -239,6 +239,13 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
         assert.match(String(refusedAddress("127.0.0.1", { allowLoopback: false })), /loopback/);
         assert.equal(refusedAddress("127.0.0.1", { allowLoopback: true }), undefined);
         assert.equal(refusedAddress("10.20.30.40", { allowLoopback: false }), undefined, "private networks are where NFVOs live");
+        // An IPv6 address that reaches an IPv4 one through a translator counts as that one, whatever its spelling.
+        for (const carried of ["::ffff:a9fe:a9fe", "64:ff9b::169.254.169.254", "64:ff9b::a9fe:a9fe", "64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "100.100.100.200", "192.0.0.192"]) {
+            assert.match(String(refusedAddress(carried, { allowLoopback: true })), /metadata/, carried);
+        }
+        for (const own of ["2002:7f00:1::", "::127.0.0.1", "64:ff9b::7f00:1"]) assert.match(String(refusedAddress(own, { allowLoopback: false })), /loopback/, own);
+        assert.equal(refusedAddress("::1", { allowLoopback: true }), undefined, "IPv6 loopback is not 0.0.0.1");
+        assert.equal(refusedAddress("64:ff9b::a14:1e28", { allowLoopback: false }), undefined, "10.20.30.40 through NAT64");
         const closed = await endpoint(204);
         await closed.stop();
         const redirect = await endpoint(302, { location: "http://169.254.169.254/" });

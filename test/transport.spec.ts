@@ -101,6 +101,20 @@ describe("SSH transport on lab hosts (real sshd)", function () {
         });
     });
 
+    it("a script's environment travels in its standard input: exact values, on no command line", async () => {
+        const secret = "http://user:p'a ss$(touch /tmp/canary)@proxy.example:3128";
+        await withSession(suite.lab.target("alpha"), FAST, ctx(), async (s) => {
+            const probe = s.runScript('sleep 1; printf "%s" "$https_proxy"', [], { sudo: true, quiet: true, env: { https_proxy: secret } });
+            await new Promise((r) => setTimeout(r, 400));
+            const commandLines = await suite.lab.inside("alpha", "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '");
+            assert.equal((await probe).stdout, secret);
+            assert.ok(commandLines.includes("bash -s"), "the script was seen running");
+            assert.ok(!commandLines.includes("proxy.example"), "the value is in no process's arguments");
+            assert.throws(() => s.runScript("true", [], { env: { "a=b; reboot #": "x" } }), /is not an environment variable name/);
+        });
+        assert.equal(await suite.lab.inside("alpha", "ls /tmp/canary 2>/dev/null || true"), "", "nothing in the value ran");
+    });
+
     it("uploads content over SFTP with mode and owner, atomically", async () => {
         await withSession(suite.lab.target("alpha"), FAST, ctx(), async (s) => {
             await s.upload("root-owned\n", "/etc/k8s-vnf/test.conf", { sudo: true, mode: "0640", owner: "root:root" });

@@ -1,5 +1,6 @@
 /**
- * KubeadmInit: the cluster itself, created once by `kubeadm init` on the first master, with the CNI.
+ * KubeadmInit: the cluster itself, created once by `kubeadm init` on the first master (its pod network is
+ * a step of its own: podNetwork.ts).
  * Its outputs (admin kubeconfig, a join token valid for a day, the CA hash) are secret. Members join with
  * credentials they fetch fresh, so these outputs never go stale for them.
  *
@@ -12,15 +13,11 @@ import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, nodeStatus, onControlPlane, onControlPlaneIfAny, resetIfReachable } from "./kubeadm";
-import { NodeProxy } from "./nodePrep";
+import { ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, nodeStatus, onControlPlaneIfAny, resetIfReachable } from "./kubeadm";
 import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
 interface KubeadmInitInputs extends InitSettings {
     [key: string]: unknown;
-    /** URL of the CNI manifest (Calico by default). */
-    cniManifest: string;
-    proxy: NodeProxy;
     /** Raising it re-creates the cluster (entire-cluster heal). */
     clusterGeneration: number;
     /** Every master, the first (where init runs) first, each with its pinned host key. */
@@ -34,18 +31,7 @@ interface KubeadmInitOutputs {
     caCertHash: string;
 }
 
-const CNI_ATTEMPTS = 60;
-const CNI_INTERVAL_SECONDS = 5;
 const INITIAL_TOKEN_TTL = "24h";
-
-/** The API server takes a while to answer after init; kubectl apply is retried, within a bound. */
-async function applyCni(s: SshSession, i: KubeadmInitInputs): Promise<void> {
-    const env = [`https_proxy=${i.proxy.httpsProxy}`, `http_proxy=${i.proxy.httpProxy}`, `no_proxy=${i.proxy.noProxy}`];
-    await s.exec(
-        sh`for attempt in $(seq ${CNI_ATTEMPTS}); do env ${env} kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f ${i.cniManifest} && exit 0; echo "attempt $attempt: the API server is not answering yet" >&2; sleep ${CNI_INTERVAL_SECONDS}; done; exit 1`,
-        { sudo: true },
-    );
-}
 
 async function clusterOutputs(s: SshSession): Promise<KubeadmInitOutputs> {
     const { token, caCertHash } = await joinCredentials(s, false, INITIAL_TOKEN_TTL);
@@ -57,7 +43,7 @@ const CIDR_RE = /^[0-9a-fA-F.:]+\/\d{1,3}$/;
 
 export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutputs> = {
     kind: "KubeadmInit",
-    version: "2",
+    version: "3",
     outputs: ["kubeconfig", "joinToken", "caCertHash"],
     replaceOn: ["endpoint", "podCidr", "serviceCidr", "clusterGeneration"],
     deleteBeforeReplace: true,
@@ -67,7 +53,6 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         const failures: Failure[] = [];
         if (typeof i.endpoint !== "string" || !/^[0-9a-zA-Z.:-]+:\d+$/.test(i.endpoint)) failures.push({ property: "endpoint", reason: "must be host:port" });
         for (const key of ["podCidr", "serviceCidr"] as const) if (typeof i[key] !== "string" || !CIDR_RE.test(i[key] as string)) failures.push({ property: key, reason: "must be a CIDR" });
-        if (typeof i.cniManifest !== "string" || !/^(https?:\/\/\S+|\/\S+)$/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must be an http(s) URL or an absolute path on the master" });
         if (!Number.isInteger(i.clusterGeneration) || (i.clusterGeneration as number) < 0) failures.push({ property: "clusterGeneration", reason: "must be a whole number ≥ 0" });
         const cps = i.controlPlanes;
         if (!Array.isArray(cps) || cps.length === 0 || cps.some((c) => typeof c?.name !== "string" || !c.connection) || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
@@ -83,13 +68,12 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
                 await kubeadmInit(s, i);
                 console.log(`[KubeadmInit ${i.nodeName}] control plane initialized at ${i.endpoint}`);
             }
-            await applyCni(s, i);
             return clusterOutputs(s);
         }),
-    async update(_s, olds, news, hosts) {
+    async update(_s, olds, news) {
         // Check refuses this first (versionPin.ts); kept for a check that was skipped.
         if (olds.kubernetesVersion !== news.kubernetesVersion) throw new Error(versionChangeRefusal(olds.kubernetesVersion, news.kubernetesVersion));
-        if (olds.cniManifest !== news.cniManifest || olds.proxy?.httpsProxy !== news.proxy.httpsProxy) await onControlPlane(hosts, news.controlPlanes, (cp) => applyCni(cp, news));
+        // Nothing else to do on the cluster: a master's new host key (a healed master) is only how it is reached.
         return { kubeconfig: olds.kubeconfig, joinToken: olds.joinToken, caCertHash: olds.caCertHash };
     },
     async delete() {
@@ -125,10 +109,6 @@ export interface KubeadmInitArgs {
     serviceCidr: pulumi.Input<string>;
     /** Kubernetes version (must match the installed kubeadm). */
     kubernetesVersion: pulumi.Input<string>;
-    /** CNI manifest URL. */
-    cniManifest: pulumi.Input<string>;
-    /** Proxy for fetching the CNI manifest. */
-    proxy: pulumi.Input<NodeProxy>;
     /** Entire-cluster heal generation. */
     clusterGeneration: pulumi.Input<number>;
     /** Every master, the first first, each pinned to its current host key (secret: their logins). */

@@ -3,7 +3,9 @@
 # sysctls, proxy settings for apt, containerd and kubelet, containerd with the systemd cgroup driver, and
 # kubelet/kubeadm/kubectl at one pinned version. Every part checks before it changes; safe to run twice.
 #
-#   nodePrep.sh apply  NAME VERSION REPOSITORY HTTP_PROXY HTTPS_PROXY NO_PROXY [IP HOSTNAME]...
+#   nodePrep.sh apply  NAME VERSION REPOSITORY [IP HOSTNAME]...
+#                      with http_proxy, https_proxy and no_proxy exported ahead of the script (a proxy URL
+#                      may hold a password: it never goes on a command line)
 #   nodePrep.sh report             print what a refresh compares: hostname, versions, hosts entries
 action="$1"
 shift
@@ -144,8 +146,8 @@ case "$action" in
 apply)
     name="$1" version="$2" repository="$3"
     # curl (the repository key) honours these; apt gets its own settings file.
-    export http_proxy="$4" https_proxy="$5" no_proxy="$6"
-    shift 6
+    export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}" no_proxy="${no_proxy:-}"
+    shift 3
     entries=""
     while (($# >= 2)); do entries+="$1 $2"$'\n'; shift 2; done
     set_hostname "$name"

@@ -39,7 +39,8 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 function apply(s: SshSession, i: KubernetesNodeInputs) {
     const entries = i.hostsEntries.flatMap((e) => [e.address, e.name]);
-    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, i.proxy.httpProxy, i.proxy.httpsProxy, i.proxy.noProxy, ...entries], { sudo: true });
+    const env = { http_proxy: i.proxy.httpProxy, https_proxy: i.proxy.httpsProxy, no_proxy: i.proxy.noProxy };
+    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, ...entries], { sudo: true, env });
 }
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {

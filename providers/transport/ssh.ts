@@ -177,9 +177,18 @@ export class SshSession {
         return result;
     }
 
-    /** Runs a script sent on standard input, with its arguments (each quoted): how every step's `.sh` runs. */
-    runScript(script: string, args: ReadonlyArray<string | number>, options: Omit<ExecOptions, "stdin"> = {}): Promise<ExecResult> {
-        return this.exec(sh`bash -s -- ${args}`, { ...options, stdin: script });
+    /**
+     * Runs a script sent on standard input, with its arguments (each quoted): how every step's `.sh` runs.
+     * `env` is exported ahead of the script, inside standard input: for values that must stay off every
+     * command line (proxy URLs may carry credentials).
+     */
+    runScript(script: string, args: ReadonlyArray<string | number>, options: Omit<ExecOptions, "stdin"> & { env?: Record<string, string> } = {}): Promise<ExecResult> {
+        const { env = {}, ...exec } = options;
+        const preamble = Object.entries(env).map(([name, value]) => {
+            if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`${JSON.stringify(name)} is not an environment variable name`);
+            return sh`export ${new ShellText(name)}=${value}\n`.text;
+        });
+        return this.exec(sh`bash -s -- ${args}`, { ...exec, stdin: preamble.join("") + script });
     }
 
     /** Writes content to a remote file (atomically: a private temporary file, then `install`). */

@@ -16,6 +16,9 @@ export interface StepRecord {
     urn: string;
     /** The resource's name (the URN's last part). */
     name: string;
+    /** When the step started and ended (ms since the epoch; `ended` unset while it runs or when it failed). */
+    started: number;
+    ended?: number;
 }
 
 export class LabStack {
@@ -107,6 +110,11 @@ export class LabStack {
 
     private record(e: EngineEventJson): void {
         const pre = e.resourcePreEvent as { metadata: { op: string; urn: string } } | undefined;
-        if (pre) this.steps.push({ op: pre.metadata.op, urn: pre.metadata.urn, name: pre.metadata.urn.split("::").pop()! });
+        if (pre) this.steps.push({ op: pre.metadata.op, urn: pre.metadata.urn, name: pre.metadata.urn.split("::").pop()!, started: Date.now() });
+        const done = e.resOutputsEvent as { metadata: { op: string; urn: string } } | undefined;
+        if (done) {
+            const step = [...this.steps].reverse().find((s) => s.urn === done.metadata.urn && s.op === done.metadata.op && s.ended === undefined);
+            if (step) step.ended = Date.now();
+        }
     }
 }
