@@ -1,6 +1,7 @@
 /** `k8s-vnf serve`: the SOL003 LCM service on an address and port, until SIGINT or SIGTERM. */
 import * as path from "node:path";
-import { API_PREFIX, createService, ServiceAuth } from "../service/app";
+import { createService, ServiceAuth } from "../service/app";
+import { API_PREFIX } from "../service/links";
 import { Args, Io, UsageError } from "./args";
 
 export async function serve(args: Args, projectDir: string, io: Io): Promise<number> {

@@ -29,7 +29,7 @@ export interface KubeadmClusterArgs {
 /**
  * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode → membership (→ labels),
  * each taking its parent's VM id as an input, so replacing a VM replaces its chain in order (the
- * membership's delete drains first). After the init: the masters join one at a time, and the pod network
+ * membership's delete drains first). After the init the masters join one at a time, and the pod network
  * is applied, after which the workers join in parallel.
  */
 export class KubeadmCluster extends pulumi.ComponentResource {
@@ -144,9 +144,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     // Control-plane joins go one at a time: etcd takes one new member (a learner) at a time, and each join
     // uploads the control-plane certificates under a new key, which voids the key of a join under way. The
     // order is master-1, master-2, …, then master-0: at instantiate master-0 is a member by the init and its
-    // step only confirms it, and masters 1.. start at once with the pod network, so the workers' joins,
-    // which wait for the network, cannot take every `--parallel` slot ahead of them. A heal that includes
-    // master-0 joins it last.
+    // step only confirms it, and master-1's join starts with the pod network, before the workers' joins
+    // (which wait for the network) are queued for a `--parallel` slot. Each later master's join is queued
+    // when the previous one ends, behind whatever waits then. A heal that includes master-0 joins it last.
     const joinOrder = [...args.masters.keys()].slice(1).concat(0);
     const masterMembers: ControlPlaneMember[] = new Array(args.masters.length);
     let previousJoin: ControlPlaneMember | undefined;

@@ -83,6 +83,7 @@ export const KubernetesSchema = z
         cniManifest: z
             .string()
             .regex(/^(https?:\/\/[A-Za-z0-9._~%!*+,=:@[\]/-]+|\/[A-Za-z0-9._/-]+)$/, "must be an http(s) URL or an absolute path on the first master")
+            .refine((v) => !/^https?:\/\/[^/]*@/.test(v), "must not carry credentials (user:password@): kubectl is given it on its command line; put the manifest on the masters and give its path")
             .default("https://raw.githubusercontent.com/projectcalico/calico/v3.29.1/manifests/calico.yaml"),
         /** Seconds a worker's drain may take before its removal fails (and the node stays). */
         drainTimeout: z.number().int().min(1).max(86_400).default(300),

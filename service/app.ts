@@ -11,13 +11,13 @@ import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
 import { instanceLinks, Lifecycle, Operation } from "./lifecycle";
+import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
 
-export const API_PREFIX = "/vnflcm/v1";
 export const API_VERSION = "1.3.0";
 
 export type ServiceAuth = { type: "none" } | { type: "bearer"; token: string } | { type: "basic"; username: string; password: string };
@@ -99,7 +99,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     if (options.auth && options.auth.type !== "none") app.addHook("onRequest", authenticate(options.auth));
 
     const base = (request: FastifyRequest) => options.publicUrl ?? arrivalUrl(request);
-    const instanceUrl = (request: FastifyRequest, id: string) => `${base(request)}${API_PREFIX}/vnf_instances/${id}`;
+    const instanceUrl = (request: FastifyRequest, id: string) => instanceHref(base(request), id);
     const findInstance = (id: string) => {
         const found = store.get("vnf_instances", id);
         if (!found) throw notFound("VNF instance", id);
@@ -187,7 +187,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             isAutomaticInvocation: false,
             operationParams: body,
             isCancelPending: false,
-            _links: { self: { href: `${base(request)}${API_PREFIX}/vnf_lcm_op_occs/${opId}` }, vnfInstance: { href: instanceUrl(request, String(instance.id)) } },
+            _links: { self: { href: opOccHref(base(request), opId) }, vnfInstance: { href: instanceUrl(request, String(instance.id)) } },
         };
         store.put([
             { table: "vnf_instances", id: String(instance.id), body: next },
@@ -260,7 +260,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             filter: body.filter ?? {},
             callbackUri: body.callbackUri,
             verbosity: body.verbosity ?? "FULL",
-            _links: { self: { href: `${base(request)}${API_PREFIX}/subscriptions/${id}` } },
+            _links: { self: { href: subscriptionHref(base(request), id) } },
         };
         // Delivery credentials are kept, never returned.
         store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);

@@ -31,6 +31,7 @@ NEVER.addSubnet("ff00::", 8, "ipv6");
 NEVER.addAddress("fd00:ec2::254", "ipv6"); // the metadata service over IPv6
 NEVER.addAddress("100.100.100.200"); // Alibaba Cloud's metadata service
 NEVER.addAddress("192.0.0.192"); // Oracle Cloud's metadata service
+NEVER.addAddress("168.63.129.16"); // Azure's host endpoint (WireServer)
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8);
 LOOPBACK.addAddress("::1", "ipv6");
@@ -49,8 +50,10 @@ function ipv6Bytes(address: string): number[] | undefined {
 
 /**
  * The IPv4 address an IPv6 one carries and reaches through a translator: IPv4-mapped and -compatible
- * (::ffff:a.b.c.d, ::a.b.c.d), NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48, RFC 8215) and 6to4 (2002::/16,
- * RFC 3056). A metadata service behind one of them is still the metadata service.
+ * (::ffff:a.b.c.d, ::a.b.c.d), NAT64's well-known prefix (64:ff9b::/96, RFC 6052) and the local-use prefix
+ * in its /96 layout (64:ff9b:1::/96, RFC 8215), and 6to4 (2002::/16, RFC 3056). A metadata service behind
+ * one of them is still the metadata service. Operator-chosen NAT64 prefixes and the /48–/64 layouts are
+ * not decoded: nothing in an address says it is one.
  */
 function embeddedIpv4(address: string): string | undefined {
     const b = ipv6Bytes(address);
@@ -59,7 +62,7 @@ function embeddedIpv4(address: string): string | undefined {
     const v4 = (at: number) => b.slice(at, at + 4).join(".");
     // IPv4-compatible only from 1.0.0.0 on: ::1 and :: are IPv6's own loopback and unspecified addresses.
     if (zero(0, 10) && ((b[10] === 0xff && b[11] === 0xff) || (b[10] === 0 && b[11] === 0 && b[12] !== 0))) return v4(12);
-    if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && (zero(4, 12) || (b[4] === 0 && b[5] === 1))) return v4(12);
+    if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && (zero(4, 12) || (b[4] === 0 && b[5] === 1 && zero(6, 12)))) return v4(12);
     if (b[0] === 0x20 && b[1] === 0x02) return v4(2);
     return undefined;
 }

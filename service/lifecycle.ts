@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
+import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
 import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
@@ -99,7 +100,7 @@ export class Lifecycle {
         const plan = this.plan(operation, instance, params);
         const id = randomUUID();
         const now = new Date().toISOString();
-        const opUrl = `${baseUrl}/vnflcm/v1/vnf_lcm_op_occs/${id}`;
+        const opUrl = opOccHref(baseUrl, id);
         const op = {
             id,
             operationState: "STARTING",
@@ -112,7 +113,7 @@ export class Lifecycle {
             isCancelPending: false,
             _links: {
                 self: { href: opUrl },
-                vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${instanceId}` },
+                vnfInstance: { href: instanceHref(baseUrl, instanceId) },
                 retry: { href: `${opUrl}/retry` },
                 rollback: { href: `${opUrl}/rollback` },
                 fail: { href: `${opUrl}/fail` },
@@ -376,7 +377,7 @@ export class Lifecycle {
                 ...(status === "RESULT" && op.resourceChanges ? { affectedVnfcs: op.resourceChanges.affectedVnfcs } : {}),
             },
             String(op.__baseUrl ?? ""),
-            { vnfLcmOpOcc: { href: `${op.__baseUrl ?? ""}/vnflcm/v1/vnf_lcm_op_occs/${op.id}` } },
+            { vnfLcmOpOcc: { href: opOccHref(op.__baseUrl ?? "", op.id) } },
         );
     }
 
@@ -425,7 +426,7 @@ export function stackNameOf(instanceId: string): string {
 
 /** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it scales). */
 export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", scalable = false): Body {
-    const self = `${baseUrl}/vnflcm/v1/vnf_instances/${instanceId}`;
+    const self = instanceHref(baseUrl, instanceId);
     const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", ...(scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}), heal: "heal" };
     return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { maskSecrets } from "../config/secrets";
 import { callCallback, CallbackPolicy, CallbackRefusedError } from "./callbackClient";
+import { instanceHref, subscriptionHref } from "./links";
 import { ProblemError } from "./problem";
 import { Store } from "./store";
 
@@ -68,7 +69,7 @@ export class Notifier {
                 ...notification,
                 subscriptionId: subscription.id,
                 timeStamp: new Date().toISOString(),
-                _links: { vnfInstance: { href: `${baseUrl}/vnflcm/v1/vnf_instances/${notification.vnfInstanceId}` }, subscription: { href: `${baseUrl}/vnflcm/v1/subscriptions/${subscription.id}` }, ...links },
+                _links: { vnfInstance: { href: instanceHref(baseUrl, notification.vnfInstanceId) }, subscription: { href: subscriptionHref(baseUrl, String(subscription.id)) }, ...links },
             });
             const p = this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body).finally(() => this.inFlight.delete(p));
             this.inFlight.add(p);

@@ -227,6 +227,7 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.match(network.inputs.cniManifest, /^https:\/\/\S+\/calico\.yaml$/);
         assert.equal(network.inputs.caCertHash, caCertHash, "the cluster it belongs to, from the init");
         assert.ok(isSecret(network.inputs.controlPlanes) && isSecret(network.inputs.proxy));
+        for (const node of graph.ofType(T.node)) assert.ok(isSecret(node.inputs.proxy) && node.opts.additionalSecretOutputs?.includes("proxy"), `${node.name}: a proxy URL may hold a password`);
         assert.deepEqual(network.opts.additionalSecretOutputs, ["connection", "proxy", "controlPlanes"]);
         assert.equal((network.opts.deletedWith as { constructor: { name: string } }).constructor.name, "KubeadmInit");
         assert.equal(graph.named("complex-kubeadm-init").inputs.cniManifest, undefined, "the init no longer applies it");

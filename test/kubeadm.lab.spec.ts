@@ -329,11 +329,14 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         assert.equal(state.labels("lab-worker-2")["topology.kubernetes.io/zone"], "az-1", "labelled again");
     });
 
-    it("healing the entire cluster replaces every VM and creates a new cluster", async () => {
+    it("healing the entire cluster replaces every VM and creates a new cluster, which gets its pod network anew", async () => {
         const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
+        const since = stack.steps.length;
         stack.set("heal.generation", 1);
         await stack.up();
         assert.notEqual(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "a new cluster CA");
+        assert.ok(stack.stepsOf(since, /^lab-kubeadm-pod-network$/).some((s) => s.op === "create-replacement"), "the pod network step replaced");
+        assert.deepEqual(state.applied(), ["https://projectcalico.example/calico-2.yaml"], "applied on the new cluster");
         assert.deepEqual(state.nodes(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
         for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
     });

@@ -70,6 +70,7 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
         await Promise.all([
             ...Object.entries(STEPS).map(async ([kind, s]) => hosts.set(kind, await ProviderHost.start(s.file, s.provider))),
             ProviderHost.start("providers/kubernetes/kubeadmInit.ts", "kubeadmInitProvider").then((h) => hosts.set("init", h)),
+            ProviderHost.start("providers/kubernetes/podNetwork.ts", "podNetworkProvider").then((h) => hosts.set("network", h)),
         ]);
     });
     after(() => {
@@ -143,6 +144,22 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
         }
         const regenerated = await host.diff("id", olds, { ...news, clusterGeneration: 1 });
         assert.deepEqual([regenerated.replaces, regenerated.deleteBeforeReplace], [["clusterGeneration"], true]);
+    });
+
+    it("network: another cluster (a new or unknown CA hash) replaces it; a new manifest, proxy or master keys update it; credentials in the URL are refused", async () => {
+        const host = hosts.get("network")!;
+        const news = { connection, providerVersion: "1", cniManifest: "https://example.com/calico.yaml", proxy: { httpProxy: "", httpsProxy: "", noProxy: "" }, caCertHash: hash, controlPlanes: cp };
+        assert.deepEqual((await host.check({}, news)).failures, []);
+        assert.deepEqual((await host.check({}, { ...news, cniManifest: "https://u:p@example.com/calico.yaml" })).failures.map((f) => f.property), ["cniManifest"]);
+        assert.equal((await host.diff("id", news, news)).changes, "none");
+        for (const caCertHash of [`sha256:${"b".repeat(64)}`, UNKNOWN]) {
+            const d = await host.diff("id", news, { ...news, caCertHash });
+            assert.deepEqual([d.replaces, d.deleteBeforeReplace], [["caCertHash"], false], String(caCertHash));
+        }
+        for (const change of [{ cniManifest: "https://example.com/calico-2.yaml" }, { proxy: { ...news.proxy, httpsProxy: "http://proxy.example:3128" } }, { controlPlanes: UNKNOWN }]) {
+            const d = await host.diff("id", news, { ...news, ...change });
+            assert.deepEqual([d.changes, d.replaces], ["some", []], JSON.stringify(change));
+        }
     });
 
     it("lb: a stopped HAProxy seen by refresh is drift an update repairs, though the inputs did not change", async () => {

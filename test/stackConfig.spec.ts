@@ -62,6 +62,7 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["healing a worker that does not exist", () => ({ config: edit(base.config, "heal", () => ({ nodes: { "worker-7": 1 } })) }), "heal.nodes.worker-7"],
         ["a heal key that names no node", () => ({ config: edit(base.config, "heal", () => ({ nodes: { "storage-0": 1 } })) }), "heal.nodes.storage-0"],
         ["a CNI manifest that is neither a URL nor a path", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "calico.yaml; reboot" })) }), "kubernetes.cniManifest"],
+        ["a CNI manifest URL with credentials (kubectl's command line would show them)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "https://user:pw@mirror.example/calico.yaml" })) }), "kubernetes.cniManifest"],
         ["a drain timeout of zero", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, drainTimeout: 0 })) }), "kubernetes.drainTimeout"],
         ["a Kubernetes version that is not one", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "latest" })) }), "kubernetes.version"],
         ["a Kubernetes version older than kubeadm's v1beta4 configuration (1.31)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "1.30.8" })) }), "kubernetes.version"],

@@ -110,7 +110,9 @@ describe("SSH transport on lab hosts (real sshd)", function () {
             assert.equal((await probe).stdout, secret);
             assert.ok(commandLines.includes("bash -s"), "the script was seen running");
             assert.ok(!commandLines.includes("proxy.example"), "the value is in no process's arguments");
-            assert.throws(() => s.runScript("true", [], { env: { "a=b; reboot #": "x" } }), /is not an environment variable name/);
+            await assert.rejects(s.runScript("true", [], { env: { "a=b; reboot #": "x" } }), /is not an environment variable name/);
+            const failed = await s.runScript('echo "$https_proxy" >&2; exit 3', [], { quiet: true, env: { https_proxy: secret } }).catch((e: Error) => e);
+            assert.ok(failed instanceof Error && !failed.message.includes(secret) && failed.message.includes("[secret]"), "redacted from the error's stderr");
         });
         assert.equal(await suite.lab.inside("alpha", "ls /tmp/canary 2>/dev/null || true"), "", "nothing in the value ran");
     });

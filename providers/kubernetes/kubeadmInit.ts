@@ -63,7 +63,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     id: (i) => `${i.connection.host}:kubeadm-init`,
     create: (_s, i, hosts) =>
         hosts.on(i.controlPlanes[0].connection, async (s) => {
-            // A re-run after a failure half-way: the cluster is there, only what followed init is redone.
+            // A re-run after a failure half-way: the cluster is there, only its outputs are read again.
             if ((await nodeStatus(s, i.nodeName).catch(() => undefined)) === undefined) {
                 await kubeadmInit(s, i);
                 console.log(`[KubeadmInit ${i.nodeName}] control plane initialized at ${i.endpoint}`);

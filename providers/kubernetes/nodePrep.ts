@@ -113,6 +113,6 @@ export class KubernetesNode extends StepResource {
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: KubernetesNodeArgs, opts?: pulumi.CustomResourceOptions) {
-        super(kubernetesNodeProvider, kubernetesNodeStep, name, args, opts);
+        super(kubernetesNodeProvider, kubernetesNodeStep, name, args, opts, { inputs: ["proxy"] });
     }
 }

@@ -45,6 +45,7 @@ export const podNetworkStep: StepDefinition<PodNetworkInputs> = {
     validate(i): Failure[] {
         const failures: Failure[] = [];
         if (typeof i.cniManifest !== "string" || !/^(https?:\/\/\S+|\/\S+)$/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must be an http(s) URL or an absolute path on the master" });
+        else if (/^https?:\/\/[^/]*@/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must not carry credentials: kubectl is given it on its command line" });
         if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
         if (!Array.isArray(i.controlPlanes) || i.controlPlanes.length === 0 || i.controlPlanes.some((c) => typeof c?.name !== "string" || !c.connection)) {
             failures.push({ property: "controlPlanes", reason: "must list the masters as {name, connection}" });
