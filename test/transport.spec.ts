@@ -1,10 +1,25 @@
 import { strict as assert } from "node:assert";
 import { ConnectError, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget, withSession } from "../providers/transport/ssh";
 import { sh } from "../providers/transport/shell";
-import { failure, useLab } from "./support/labSuite";
+import { failure, LabSuite, useLab } from "./support/labSuite";
 import { HOSTILE_VALUES } from "./shell.spec";
 
 const FAST = { connectAttempts: 3, connectIntervalMs: 200, connectDeadlineMs: 5_000, handshakeTimeoutMs: 2_000 };
+
+/**
+ * Every process's command line on the host, read repeatedly while `running` runs, until one shows `seen`
+ * (or it ends): a loaded machine may start the command late, so no fixed wait.
+ */
+async function commandLinesWhile(suite: LabSuite, host: string, running: Promise<unknown>, seen: string): Promise<string> {
+    let done = false;
+    void running.finally(() => (done = true)).catch(() => undefined);
+    let all = "";
+    while (!all.includes(seen) && !done) {
+        all += await suite.lab.inside(host, "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '; echo");
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    return all;
+}
 
 describe("SSH transport on lab hosts (real sshd)", function () {
     this.timeout(120_000);
@@ -90,11 +105,10 @@ describe("SSH transport on lab hosts (real sshd)", function () {
 
     it("sudo works when it asks for a password, which never appears on a command line", async () => {
         await withSession(suite.lab.target("alpha"), FAST, ctx(), async (s) => {
-            const probe = s.exec(sh`sleep 1; id -u`, { sudo: true });
-            await new Promise((r) => setTimeout(r, 400));
-            const commandLines = await suite.lab.inside("alpha", "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '");
+            const probe = s.exec(sh`sleep 2; id -u`, { sudo: true });
+            const commandLines = await commandLinesWhile(suite, "alpha", probe, "sleep 2");
             assert.equal((await probe).stdout.trim(), "0");
-            assert.ok(commandLines.includes("sleep 1"), "the probe was seen running");
+            assert.ok(commandLines.includes("sleep 2"), "the probe was seen running");
             assert.ok(!commandLines.includes(suite.lab.password), "no password in any process's arguments");
             const piped = await s.exec(sh`cat`, { sudo: true, stdin: "first\nsecond\n" });
             assert.equal(piped.stdout, "first\nsecond\n", "stdin after the password reaches the command");
@@ -104,9 +118,8 @@ describe("SSH transport on lab hosts (real sshd)", function () {
     it("a script's environment travels in its standard input: exact values, on no command line", async () => {
         const secret = "http://user:p'a ss$(touch /tmp/canary)@proxy.example:3128";
         await withSession(suite.lab.target("alpha"), FAST, ctx(), async (s) => {
-            const probe = s.runScript('sleep 1; printf "%s" "$https_proxy"', [], { sudo: true, quiet: true, env: { https_proxy: secret } });
-            await new Promise((r) => setTimeout(r, 400));
-            const commandLines = await suite.lab.inside("alpha", "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '");
+            const probe = s.runScript('sleep 2; printf "%s" "$https_proxy"', [], { sudo: true, quiet: true, env: { https_proxy: secret } });
+            const commandLines = await commandLinesWhile(suite, "alpha", probe, "bash -s");
             assert.equal((await probe).stdout, secret);
             assert.ok(commandLines.includes("bash -s"), "the script was seen running");
             assert.ok(!commandLines.includes("proxy.example"), "the value is in no process's arguments");
