@@ -11,7 +11,7 @@ import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { ConnectError, RemoteCommandError, SshSession, SshTarget } from "../transport/ssh";
 import {
-    clusterJoinCredentials, ControlPlaneRef, hasJoined, isControlPlane, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
+    clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, isControlPlane, listsControlPlanes, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
 } from "./kubeadm";
 import { loadNodeScript } from "./scripts";
 
@@ -75,8 +75,8 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
     deleteSucceedsWhenUnreachable: true,
     validate(i): Failure[] {
         const failures: Failure[] = [];
-        if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
-        if (!Array.isArray(i.peers) || i.peers.some((p) => typeof p?.name !== "string" || !p.connection)) failures.push({ property: "peers", reason: "must list the other masters as {name, connection}" });
+        if (!isCaCertHash(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
+        if (!listsControlPlanes(i.peers)) failures.push({ property: "peers", reason: "must list the other masters as {name, connection}" });
         return failures;
     },
     id: (i) => `${i.connection.host}:${i.nodeName}`,

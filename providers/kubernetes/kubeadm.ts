@@ -23,6 +23,18 @@ export interface JoinCredentials {
 
 export type NodeStatus = "Ready" | "NotReady";
 
+const CA_CERT_HASH_RE = /^sha256:[0-9a-f]{64}$/;
+
+/** A cluster's CA hash as kubeadm pins it: `sha256:` and 64 hex digits. */
+export function isCaCertHash(value: unknown): value is string {
+    return typeof value === "string" && CA_CERT_HASH_RE.test(value);
+}
+
+/** Whether `value` lists control-plane nodes, each as {name, connection}. */
+export function listsControlPlanes(value: unknown): value is ControlPlaneRef[] {
+    return Array.isArray(value) && value.every((c) => typeof c?.name === "string" && !!c.connection);
+}
+
 const ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf";
 const JOIN_CONFIG_FILE = "/run/k8s-vnf/kubeadm-join.yaml";
 const INIT_CONFIG_FILE = "/run/k8s-vnf/kubeadm-init.yaml";
@@ -69,6 +81,14 @@ export async function onControlPlaneIfAny<T>(hosts: Hosts, candidates: ControlPl
     }
     if (silent.length) throw new ConnectError(`no control-plane node could tell: ${silent.join(", ")} did not answer, and none of the others is one`);
     return undefined;
+}
+
+/**
+ * The CA hash of the cluster on the first of `candidates` that is a control-plane node (a refresh's question:
+ * is the cluster still there, and the same one); undefined when every one answers and none is.
+ */
+export function clusterCaCertHash(hosts: Hosts, candidates: ControlPlaneRef[]): Promise<string | undefined> {
+    return onControlPlaneIfAny(hosts, candidates, (cp) => joinCredentials(cp, false, "1m").then((c) => c.caCertHash));
 }
 
 /** The node's Ready condition, or undefined when the cluster has no such node. */

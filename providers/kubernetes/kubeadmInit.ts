@@ -13,7 +13,7 @@ import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, nodeStatus, onControlPlaneIfAny, resetIfReachable } from "./kubeadm";
+import { clusterCaCertHash, ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, listsControlPlanes, nodeStatus, resetIfReachable } from "./kubeadm";
 import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
 interface KubeadmInitInputs extends InitSettings {
@@ -55,7 +55,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         for (const key of ["podCidr", "serviceCidr"] as const) if (typeof i[key] !== "string" || !CIDR_RE.test(i[key] as string)) failures.push({ property: key, reason: "must be a CIDR" });
         if (!Number.isInteger(i.clusterGeneration) || (i.clusterGeneration as number) < 0) failures.push({ property: "clusterGeneration", reason: "must be a whole number ≥ 0" });
         const cps = i.controlPlanes;
-        if (!Array.isArray(cps) || cps.length === 0 || cps.some((c) => typeof c?.name !== "string" || !c.connection) || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
+        if (!listsControlPlanes(cps) || cps.length === 0 || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
             failures.push({ property: "controlPlanes", reason: "must list every master as {name, connection}, the first master (nodeName) first" });
         }
         return failures;
@@ -85,7 +85,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         await resetIfReachable(hosts, "KubeadmInit", { nodeName: first.name, connection: first.connection });
     },
     async read(_s, outs, hosts) {
-        const caCertHash = await onControlPlaneIfAny(hosts, outs.controlPlanes, (cp) => joinCredentials(cp, false, "1m").then((c) => c.caCertHash));
+        const caCertHash = await clusterCaCertHash(hosts, outs.controlPlanes);
         return caCertHash === undefined ? undefined : { caCertHash };
     },
 };

@@ -24,6 +24,11 @@ export interface NodeProxy {
     noProxy: string;
 }
 
+/** The proxy as the variables curl, apt's helpers and kubectl read: for a script's environment, never its arguments. */
+export function proxyEnvironment(p: NodeProxy): Record<string, string> {
+    return { http_proxy: p.httpProxy, https_proxy: p.httpsProxy, no_proxy: p.noProxy };
+}
+
 interface KubernetesNodeInputs {
     [key: string]: unknown;
     /** The VM's id: a new VM is a new node. */
@@ -39,8 +44,7 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 function apply(s: SshSession, i: KubernetesNodeInputs) {
     const entries = i.hostsEntries.flatMap((e) => [e.address, e.name]);
-    const env = { http_proxy: i.proxy.httpProxy, https_proxy: i.proxy.httpsProxy, no_proxy: i.proxy.noProxy };
-    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, ...entries], { sudo: true, env });
+    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, ...entries], { sudo: true, env: proxyEnvironment(i.proxy) });
 }
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {

@@ -9,8 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
-import { ControlPlaneRef, joinCredentials, onControlPlane, onControlPlaneIfAny } from "./kubeadm";
-import { NodeProxy } from "./nodePrep";
+import { clusterCaCertHash, ControlPlaneRef, isCaCertHash, listsControlPlanes, onControlPlane } from "./kubeadm";
+import { NodeProxy, proxyEnvironment } from "./nodePrep";
 import { loadNodeScript } from "./scripts";
 
 const SCRIPT = loadNodeScript("podNetwork.sh");
@@ -29,8 +29,7 @@ interface PodNetworkInputs {
 }
 
 async function apply(cp: SshSession, i: PodNetworkInputs): Promise<void> {
-    const env = { https_proxy: i.proxy.httpsProxy, http_proxy: i.proxy.httpProxy, no_proxy: i.proxy.noProxy };
-    await cp.runScript(SCRIPT, ["apply", i.cniManifest, ATTEMPTS, INTERVAL_SECONDS], { sudo: true, env });
+    await cp.runScript(SCRIPT, ["apply", i.cniManifest, ATTEMPTS, INTERVAL_SECONDS], { sudo: true, env: proxyEnvironment(i.proxy) });
 }
 
 export const podNetworkStep: StepDefinition<PodNetworkInputs> = {
@@ -46,8 +45,8 @@ export const podNetworkStep: StepDefinition<PodNetworkInputs> = {
         const failures: Failure[] = [];
         if (typeof i.cniManifest !== "string" || !/^(https?:\/\/\S+|\/\S+)$/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must be an http(s) URL or an absolute path on the master" });
         else if (/^https?:\/\/[^/]*@/.test(i.cniManifest)) failures.push({ property: "cniManifest", reason: "must not carry credentials: kubectl is given it on its command line" });
-        if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
-        if (!Array.isArray(i.controlPlanes) || i.controlPlanes.length === 0 || i.controlPlanes.some((c) => typeof c?.name !== "string" || !c.connection)) {
+        if (!isCaCertHash(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
+        if (!listsControlPlanes(i.controlPlanes) || i.controlPlanes.length === 0) {
             failures.push({ property: "controlPlanes", reason: "must list the masters as {name, connection}" });
         }
         return failures;
@@ -66,8 +65,7 @@ export const podNetworkStep: StepDefinition<PodNetworkInputs> = {
         // The network goes with its cluster.
     },
     async read(_s, outs, hosts) {
-        const caCertHash = await onControlPlaneIfAny(hosts, outs.controlPlanes, (cp) => joinCredentials(cp, false, "1m").then((c) => c.caCertHash));
-        return caCertHash === outs.caCertHash ? {} : undefined;
+        return (await clusterCaCertHash(hosts, outs.controlPlanes)) === outs.caCertHash ? {} : undefined;
     },
 };
 

@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
-import { clusterJoinCredentials, ControlPlaneRef, hasJoined, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -37,7 +37,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
     deleteSucceedsWhenUnreachable: true,
     validate(i): Failure[] {
         const failures: Failure[] = [];
-        if (typeof i.caCertHash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
+        if (!isCaCertHash(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
         if (!Array.isArray(i.controlPlanes) || i.controlPlanes.length === 0) failures.push({ property: "controlPlanes", reason: "must list at least one master as {name, connection}" });
         if (!Number.isInteger(i.drainTimeoutSeconds) || (i.drainTimeoutSeconds as number) < 1) failures.push({ property: "drainTimeoutSeconds", reason: "must be a whole number of seconds ≥ 1" });
         return failures;
