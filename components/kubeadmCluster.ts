@@ -147,6 +147,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     // step only confirms it, and master-1's join starts with the pod network, before the workers' joins
     // (which wait for the network) are queued for a `--parallel` slot. Each later master's join is queued
     // when the previous one ends, behind whatever waits then. A heal that includes master-0 joins it last.
+    // A graceful stop drains every node while the VMs still run; the VMs are shut off by the next update. The
+    // timeout is an input only while drained, so changing it alone updates nothing (and reaches no stopped VM).
+    const serviceInputs = { drained: spec.operate.drained, stopDrainTimeoutSeconds: spec.operate.drained ? spec.operate.drainTimeout : undefined };
     const joinOrder = [...args.masters.keys()].slice(1).concat(0);
     const masterMembers: ControlPlaneMember[] = new Array(args.masters.length);
     let previousJoin: ControlPlaneMember | undefined;
@@ -165,6 +168,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                     caCertHash: init.caCertHash,
                     peers: pulumi.all(controlPlaneRefs.filter((_, j) => j !== i)),
                     loadBalanced: spec.ha,
+                    ...serviceInputs,
                 },
                 { ...inCluster, dependsOn: [init, ...(previousJoin ? [previousJoin] : [])] },
             );
@@ -183,6 +187,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 caCertHash: init.caCertHash,
                 controlPlanes: pulumi.all(controlPlaneRefs),
                 drainTimeoutSeconds: spec.kubernetes.drainTimeout,
+                ...serviceInputs,
             },
             { ...inCluster, dependsOn: [podNetwork] },
         );

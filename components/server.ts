@@ -94,6 +94,7 @@ function createServer(name: string, args: ServerArgs, parent: pulumi.Resource) {
             schedulerHints: args.serverGroupId ? [{ group: args.serverGroupId }] : undefined,
             userData: spec.enablePasswordLogin && spec.password ? pulumi.secret(passwordLoginCloudConfig(spec.username, spec.password)) : undefined,
             metadata: args.metadata,
+            powerState: spec.powerState,
         },
         // The ports outlive a replacement (heal keeps the node's address), and a port binds to one server at a time.
         { parent, deleteBeforeReplace: true, replacementTrigger: args.replacementTrigger },

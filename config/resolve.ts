@@ -97,6 +97,7 @@ function resolveServer(config: StackConfig, field: string, p: Placement, c: Chec
         username: p.username,
         password: p.password,
         enablePasswordLogin: p.enablePasswordLogin,
+        powerState: config.operate.vnfState === "STOPPED" ? "shutoff" : "active",
     };
 }
 
@@ -246,6 +247,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         kubernetes: { ...config.kubernetes, podCidr: podCidr.text, serviceCidr: serviceCidr.text },
         controlPlane: config.controlPlane,
         heal: config.heal,
+        operate: config.operate,
         proxy,
         securityGroup,
         serverGroupPolicy,
@@ -294,6 +296,7 @@ function resolveRegistry(config: StackConfig, name: string, files: PackageFiles,
     for (const key of clusterOnly) if (config[key]) c.fail(key, "only for vnfKind: cluster");
     if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
     if (config.privateRegistries.length) c.fail("privateRegistries", "only for vnfKind: cluster");
+    if (config.operate.drained) c.fail("operate.drained", "a registry VNF has no Kubernetes nodes to drain; stop it with operate.vnfState");
     const r = config.registry;
     if (!r) {
         c.fail("registry", "vnfKind registry needs the `registry` settings");
@@ -310,6 +313,7 @@ function resolveRegistry(config: StackConfig, name: string, files: PackageFiles,
         securityGroup,
         ssh: config.ssh,
         tacker: config.tacker,
+        operate: config.operate,
     };
 }
 

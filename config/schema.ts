@@ -99,6 +99,22 @@ export const HealSchema = z
     })
     .strict();
 
+/**
+ * The VNF's operational state (SOL003 operate). A graceful stop is two updates: `drained: true` with the VMs
+ * running, then `vnfState: STOPPED`; a start sets both back in one update (VMs on, then each node uncordoned
+ * once Ready).
+ */
+export const OperateSchema = z
+    .object({
+        /** STARTED: every VM of the VNF runs. STOPPED: every VM is shut off (Nova stop); disks and ports stay. */
+        vnfState: z.enum(["STARTED", "STOPPED"]).default("STARTED"),
+        /** Every Kubernetes node cordoned and drained (the first half of a graceful stop); back to false uncordons them. */
+        drained: z.boolean().default(false),
+        /** Seconds the drain of a graceful stop may take; when they run out the stop goes on (SOL003 gracefulStopTimeout). */
+        drainTimeout: z.number().int().min(1).max(86_400).default(60),
+    })
+    .strict();
+
 export const ControlPlaneSchema = z
     .object({
         /** Fixed VIP address for HA; left out, Neutron allocates it on the masters' network. */
@@ -275,6 +291,7 @@ export const StackConfigSchema = z
         kubernetes: KubernetesSchema.prefault({}),
         controlPlane: ControlPlaneSchema.prefault({}),
         heal: HealSchema.prefault({}),
+        operate: OperateSchema.prefault({}),
         proxy: ProxySchema.optional(),
         securityGroup: SecurityGroupSchema.prefault({}),
         podAffinity: PodAffinitySchema.optional(),

@@ -18,6 +18,8 @@ export interface ServerSpec {
     /** Plain text here; components wrap it as a Pulumi secret before it reaches any resource. */
     password?: string;
     enablePasswordLogin: boolean;
+    /** Nova power state the VM is kept in: the VNF's `operate.vnfState`. */
+    powerState: "active" | "shutoff";
 }
 
 export type NodeRole = "master" | "worker";
@@ -90,6 +92,13 @@ export interface SecurityRuleSpec {
     description?: string;
 }
 
+export interface OperateSpec {
+    vnfState: "STARTED" | "STOPPED";
+    drained: boolean;
+    /** Seconds a graceful stop's drain may take. */
+    drainTimeout: number;
+}
+
 export interface ClusterSpec {
     kind: "cluster";
     name: string;
@@ -101,6 +110,8 @@ export interface ClusterSpec {
     kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string; cniManifest: string; drainTimeout: number };
     /** Heal generations: raising one replaces the VMs it covers. */
     heal: { generation: number; nodes: Record<string, number> };
+    /** The VNF's operational state: its VMs' power, and whether its nodes are drained. */
+    operate: OperateSpec;
     controlPlane: { vip?: string; vipConnectionPoint: string; haproxyPort: number; apiServerPort: number };
     proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; k8sNodeCidr?: string };
     securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
@@ -127,6 +138,7 @@ export interface RegistrySpec {
     securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
     ssh: SshSpec;
     tacker: TackerSpec;
+    operate: OperateSpec;
 }
 
 export type VnfSpec = ClusterSpec | RegistrySpec;

@@ -160,6 +160,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     task("SCALE_TO_LEVEL", SCHEMAS.scaleVnfToLevelRequest);
     task("HEAL", SCHEMAS.healVnfRequest);
     task("TERMINATE", SCHEMAS.terminateVnfRequest);
+    task("OPERATE", SCHEMAS.operateVnfRequest);
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);

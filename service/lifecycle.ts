@@ -25,7 +25,7 @@ type Body = Record<string, any>;
 /** The configuration model and the request converter, loaded with the first operation, not at start. */
 const configModel = () => require("../config/load") as typeof import("../config/load");
 const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
-export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "TERMINATE";
+export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
 /** States in which an occurrence holds its instance: no other operation may start. */
@@ -42,6 +42,8 @@ export interface LifecycleOptions {
 
 /** What an occurrence will do, fixed when it is accepted. */
 interface Plan {
+    /** Stack configs applied (`up`) one after the other before `config` (a graceful stop drains first). */
+    stages?: Record<string, unknown>[];
     /** Stack config to apply (`up`); absent for terminate (`destroy`). */
     config?: Record<string, unknown>;
     /** The config before the operation, for rollback. */
@@ -97,6 +99,9 @@ export class Lifecycle {
         this.assertNoOperation(instanceId);
         const wanted = operation === "INSTANTIATE" ? "NOT_INSTANTIATED" : "INSTANTIATED";
         if (instance.instantiationState !== wanted) throw conflict(`VNF instance ${instanceId} is ${instance.instantiationState}; ${operation.toLowerCase()} needs ${wanted}`);
+        if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
+            throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
+        }
         const plan = this.plan(operation, instance, params);
         const id = randomUUID();
         const now = new Date().toISOString();
@@ -256,6 +261,29 @@ export class Lifecycle {
                 check(config, "heal request");
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
+            case "OPERATE": {
+                const operate: Body = { vnfState: "STARTED", drained: false, ...((current?.operate as Body) ?? {}) };
+                if (params.changeStateTo === operate.vnfState) throw conflict(`VNF instance ${instance.id} is already ${operate.vnfState}`);
+                if (params.changeStateTo === "STARTED" && params.stopType !== undefined) throw new ProblemError(400, "stopType: only for changeStateTo STOPPED");
+                if (params.gracefulStopTimeout !== undefined && params.stopType !== "GRACEFUL") throw new ProblemError(400, "gracefulStopTimeout: only for stopType GRACEFUL");
+                const at = (changes: Body) => ({ ...current, operate: { ...operate, ...changes } });
+                const previous = { previousConfig: current, vimId: instance.__vimId as string | undefined };
+                if (params.changeStateTo === "STARTED") {
+                    // One update: each VM is powered on, then its node is uncordoned once Ready (if it was drained).
+                    const config = at({ vnfState: "STARTED", drained: false });
+                    check(config, "operate request");
+                    return { config, ...previous };
+                }
+                // SOL003 StopType: FORCEFUL is the default. A graceful stop drains every node (within
+                // gracefulStopTimeout; the stop then goes on), then shuts the VMs off: two updates, because a VM
+                // is updated before the steps that depend on it. A registry VNF has no nodes to drain.
+                const graceful = params.stopType === "GRACEFUL" && (current?.vnfKind ?? "cluster") === "cluster";
+                const drain = graceful ? { drained: true, drainTimeout: Math.max(1, params.gracefulStopTimeout ?? operate.drainTimeout ?? 60) } : {};
+                const stages = graceful ? [at({ vnfState: "STARTED", ...drain })] : [];
+                const config = at({ vnfState: "STOPPED", ...drain });
+                for (const c of [...stages, config]) check(c, "operate request");
+                return { stages, config, ...previous };
+            }
             case "TERMINATE":
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
         }
@@ -314,13 +342,13 @@ export class Lifecycle {
         // Each Pulumi process is recorded while it runs, for recover() after a crash.
         const onProcess = (process: PulumiProcess | undefined) => this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), __pulumi: process } }]);
         const run = { env, onEvent, signal, onProcess };
-        const config = direction === "forward" ? plan.config : plan.previousConfig;
+        const configs = direction === "forward" ? [...(plan.stages ?? []), plan.config] : [plan.previousConfig];
         let outputs: Record<string, unknown> | undefined;
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
             await this.runner.destroy(stackName, run);
         } else {
-            outputs = await this.runner.up(stackName, config ?? {}, run);
+            for (const config of configs) outputs = await this.runner.up(stackName, config ?? {}, run);
         }
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
@@ -343,7 +371,7 @@ export class Lifecycle {
                   ...instance,
                   instantiationState: "INSTANTIATED",
                   _links: links,
-                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, outputs ?? {}, vimConnectionIdOf(plan.vimId)),
+                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, vnfStateOf(config), outputs ?? {}, vimConnectionIdOf(plan.vimId)),
                   __stackConfig: config,
                   __scale: outputs?.scale,
                   __vimId: plan.vimId,
@@ -427,7 +455,7 @@ export function stackNameOf(instanceId: string): string {
 /** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it scales). */
 export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", scalable = false): Body {
     const self = instanceHref(baseUrl, instanceId);
-    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", ...(scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}), heal: "heal" };
+    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", ...(scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}), heal: "heal", operate: "operate" };
     return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
 }
 
@@ -439,12 +467,17 @@ function vimConnectionIdOf(vimId: string | undefined): string {
     return vimId ?? "default";
 }
 
-function instantiatedInfo(flavourId: string | undefined, outputs: Record<string, unknown>, vimConnectionId: string): Body {
+/** SOL003 VnfOperationalStateType of a stack config (`operate.vnfState`, STARTED when unset). */
+function vnfStateOf(config: Record<string, unknown> | undefined): "STARTED" | "STOPPED" {
+    return (config?.operate as Body | undefined)?.vnfState === "STOPPED" ? "STOPPED" : "STARTED";
+}
+
+function instantiatedInfo(flavourId: string | undefined, vnfState: "STARTED" | "STOPPED", outputs: Record<string, unknown>, vimConnectionId: string): Body {
     const scale = (outputs.scale ?? {}) as Record<string, { count: number; min: number; max: number }>;
     const vnfcs = (outputs.vnfcResources ?? []) as Body[];
     return {
         flavourId: flavourId ?? "simple",
-        vnfState: "STARTED",
+        vnfState,
         scaleStatus: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.count - s.min })),
         maxScaleLevels: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.max - s.min })),
         vnfcResourceInfo: vnfcs.map((v) => ({

@@ -87,6 +87,17 @@ export const SCHEMAS = {
         properties: { terminationType: { enum: ["FORCEFUL", "GRACEFUL"] }, gracefulTerminationTimeout: { type: "integer", minimum: 0, maximum: 86400 }, additionalParams: { type: "object" } },
         additionalProperties: false,
     },
+    operateVnfRequest: {
+        type: "object",
+        required: ["changeStateTo"],
+        properties: {
+            changeStateTo: { enum: ["STARTED", "STOPPED"] },
+            stopType: { enum: ["FORCEFUL", "GRACEFUL"] },
+            gracefulStopTimeout: { type: "integer", minimum: 0, maximum: 86400 },
+            additionalParams: { type: "object" },
+        },
+        additionalProperties: false,
+    },
     cancelMode: {
         type: "object",
         properties: { cancelMode: { enum: ["GRACEFUL", "FORCEFUL"] } },

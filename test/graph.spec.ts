@@ -337,6 +337,37 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         const { graph } = await build("complex", (raw) => (raw.heal = { generation: 1 }));
         assert.equal(graph.named("complex-kubeadm-init").inputs.clusterGeneration, 1);
     });
+
+    it("operate: STOPPED shuts off every VM of the VNF; drained reaches only the memberships, its timeout only while drained", async () => {
+        const inputsOf = async (operate?: Record<string, unknown>) => {
+            const { graph } = await build("storage", (raw) => operate && (raw.operate = operate));
+            return graph;
+        };
+        const started = await inputsOf();
+        assert.deepEqual([...new Set(started.ofType(T.instance).map((r) => r.inputs.powerState))], ["active"]);
+        const stopped = await inputsOf({ vnfState: "STOPPED" });
+        assert.deepEqual([...new Set(stopped.ofType(T.instance).map((r) => r.inputs.powerState))], ["shutoff"]);
+        assert.ok(stopped.ofType(T.instance).some((r) => r.name.includes("storage")), "the storage server too");
+
+        const byName = (g: Graph) => new Map(g.resources.map((r) => [r.name, JSON.stringify(r.inputs)]));
+        const drained = await inputsOf({ drained: true, drainTimeout: 30 });
+        const changed = [...byName(drained)].filter(([name, inputs]) => byName(started).get(name) !== inputs).map(([name]) => name);
+        assert.deepEqual(changed.sort(), [...started.ofType(T.master), ...started.ofType(T.worker)].map((r) => r.name).sort());
+        for (const r of [...drained.ofType(T.master), ...drained.ofType(T.worker)]) assert.deepEqual([r.inputs.drained, r.inputs.stopDrainTimeoutSeconds], [true, 30], r.name);
+        const otherTimeout = await inputsOf({ drainTimeout: 300 });
+        assert.deepEqual([...byName(otherTimeout)].filter(([name, inputs]) => byName(started).get(name) !== inputs), [], "a timeout alone changes nothing");
+    });
+
+    it("operate: bad values are refused naming the field; a registry VNF has nothing to drain", () => {
+        const refused = (stack: string, operate: unknown) => {
+            const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
+            const { raw } = configFromPulumiMap(config);
+            assert.throws(() => parseVnfConfig({ ...raw, operate }, { stackName: stack, baseDir: PROJECT_DIR }), (e: Error) => /operate\.(vnfState|drainTimeout|drained)/.test(e.message));
+        };
+        refused("simple", { vnfState: "PAUSED" });
+        refused("simple", { drainTimeout: 0 });
+        refused("registry", { drained: true });
+    });
 });
 
 describe("resource graphs: lifecycle findings (issue 9)", () => {

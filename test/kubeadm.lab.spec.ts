@@ -329,6 +329,48 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         assert.equal(state.labels("lab-worker-2")["topology.kubernetes.io/zone"], "az-1", "labelled again");
     });
 
+    it("operate: a graceful stop drains every node (a blocked drain lets the stop go on after its timeout), then shuts every VM off; the start powers them on and uncordons each node once Ready", async () => {
+        const nodes = [...MASTERS, ...WORKERS.slice(0, 3)];
+        const vms = () => Object.fromEntries(stack.state().filter((r) => r.type === "openstack:compute/instance:Instance").map((r) => [r.outputs.name, r.id]));
+        const vmsBefore = vms();
+        const stepsOf = (since: number) => stack.steps.slice(since).filter((s) => s.op !== "same");
+
+        state.blockDrain("lab-worker-1", true);
+        let since = stack.steps.length;
+        let callsBefore = state.calls().length;
+        stack.set("operate", { vnfState: "STARTED", drained: true, drainTimeout: 2 });
+        await stack.up();
+        state.blockDrain("lab-worker-1", false);
+        for (const n of nodes) assert.equal(state.node(n).unschedulable, "true", `${n} cordoned`);
+        assert.equal(state.calls().slice(callsBefore).filter((c) => / kubectl .* drain /.test(c)).length, nodes.length, "every node drained");
+        assert.ok(stack.output.some((l) => /lab-worker-1\] cordoned; its drain did not finish within 2 s/.test(l)), "the blocked drain is reported, and the stop went on");
+        assert.deepEqual([...new Set(stepsOf(since).map((s) => `${s.op} ${s.name.replace(/\d/, "N")}`))].sort(), ["update lab-kubeadm-master-N-member", "update lab-kubeadm-worker-N-member"], "the VMs still run");
+
+        since = stack.steps.length;
+        callsBefore = state.calls().length;
+        stack.set("operate.vnfState", "STOPPED");
+        await stack.up();
+        assert.deepEqual(stepsOf(since).map((s) => `${s.op} ${s.name}`).sort(), nodes.map((n) => `update ${n}-vm`).sort(), "only the VMs change: nothing reaches a stopped host");
+        for (const n of nodes) assert.equal(state.node(n).status, "NotReady", `${n}'s kubelet stopped with its VM`);
+        await assert.rejects(suite.lab.inside("lab-worker-0", "true"), "the host's processes are gone");
+        assert.deepEqual(vms(), vmsBefore, "the same VMs, only shut off");
+
+        since = stack.steps.length;
+        callsBefore = state.calls().length;
+        stack.set("operate", { vnfState: "STARTED", drained: false });
+        await stack.up();
+        for (const n of nodes) assert.deepEqual([state.node(n).status, state.node(n).unschedulable], ["Ready", "false"], n);
+        const uncordons = state.calls().slice(callsBefore).filter((c) => / kubectl .* uncordon /.test(c)).map((c) => c.split(" ").at(-1));
+        assert.deepEqual(uncordons.sort(), nodes, "each node uncordoned");
+        assert.deepEqual(vms(), vmsBefore, "no VM replaced");
+        assert.ok(stepsOf(since).every((s) => /-(vm|member)$/.test(s.name)), "only the VMs and the memberships change");
+        assert.equal((await suite.lab.inside("lab-worker-0", "echo up")).trim(), "up");
+
+        since = stack.steps.length;
+        await stack.up();
+        assert.deepEqual(stepsOf(since), [], "the next up changes nothing");
+    });
+
     it("healing the entire cluster replaces every VM and creates a new cluster, which gets its pod network anew", async () => {
         const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
         const since = stack.steps.length;

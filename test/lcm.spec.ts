@@ -513,6 +513,40 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual(changed, [worker.id]);
     });
 
+    it("operate: a graceful stop is two updates (drain, then every VM shut off); while STOPPED a scale is a 409; a start is one update back to STARTED", async () => {
+        const instance = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body;
+        assert.ok((await instance())._links.operate?.href.endsWith(`/vnf_instances/${id}/operate`), "the operate link");
+        const operate = (body: unknown) => api("POST", `/vnflcm/v1/vnf_instances/${id}/operate`, body);
+        const ups = (since: number) => calls().slice(since).filter((l) => l.split(" ")[1] === "up").length;
+        assert.equal((await operate({ changeStateTo: "STARTED" })).status, 409, "already STARTED");
+        const misplaced = await operate({ changeStateTo: "STARTED", stopType: "GRACEFUL" });
+        assert.deepEqual([misplaced.status, misplaced.body.detail], [400, "stopType: only for changeStateTo STOPPED"]);
+
+        let before = calls().length;
+        assert.equal((await operate({ changeStateTo: "STOPPED", stopType: "GRACEFUL", gracefulStopTimeout: 5 })).status, 202);
+        let op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.equal(ups(before), 2, "drain first, then the VMs");
+        assert.deepEqual(configOf(project, stack())["k8s-vnf:operate"], { vnfState: "STOPPED", drained: true, drainTimeout: 5 });
+        assert.equal((await instance()).instantiatedVnfInfo.vnfState, "STOPPED");
+        assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), (await vnfcs()).map((v) => [v.id, "MODIFIED"]).sort());
+        for (const v of await vnfcs()) await assert.rejects(lab.inside(v.id, "true"), `${v.id} is shut off`);
+
+        before = calls().length;
+        const scale = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
+        assert.equal(scale.status, 409);
+        assert.match(scale.body.detail, /is STOPPED: its VMs are shut off, so scale cannot reach them; start it first/);
+        assert.equal((await operate({ changeStateTo: "STOPPED" })).status, 409, "already STOPPED");
+        assert.equal(calls().length, before, "nothing ran");
+
+        assert.equal((await operate({ changeStateTo: "STARTED" })).status, 202);
+        op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.equal(ups(before), 1);
+        assert.equal((await instance()).instantiatedVnfInfo.vnfState, "STARTED");
+        for (const v of await vnfcs()) assert.equal((await lab.inside(v.id, "echo up")).trim(), "up", `${v.id} runs`);
+    });
+
     it("an instantiate whose config the program would refuse is a 400 naming the field, before anything runs", async () => {
         const other = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-registry")).ID;
         const before = calls().length;

@@ -4,7 +4,8 @@
  * Delete (a heal or fewer masters) takes the master out on its peers first: its Node object, its etcd
  * member (by exact name, 64-bit ID), its backend in every peer's HAProxy; then `kubeadm reset` on the
  * master when it answers (still the same machine). After a join, the master is back in every peer's HAProxy. A master that joined
- * once but whose Node the cluster no longer has is reset and joins again through a peer.
+ * once but whose Node the cluster no longer has is reset and joins again through a peer. Update drains it for a
+ * graceful stop, or uncordons it at the start after one (nodeService.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
@@ -13,6 +14,7 @@ import { ConnectError, RemoteCommandError, SshSession, SshTarget } from "../tran
 import {
     clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, isControlPlane, listsControlPlanes, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
 } from "./kubeadm";
+import { changeService, validateService } from "./nodeService";
 import { loadNodeScript } from "./scripts";
 
 const LOAD_BALANCER_SCRIPT = loadNodeScript("apiLoadBalancer.sh");
@@ -30,6 +32,10 @@ interface ControlPlaneMemberInputs {
     peers: ControlPlaneRef[];
     /** Whether the masters run HAProxy (HA), whose backends follow membership. */
     loadBalanced: boolean;
+    /** Cordoned and drained for a graceful stop (nodeService.ts). */
+    drained?: boolean;
+    /** Seconds that drain may take before the stop goes on. */
+    stopDrainTimeoutSeconds?: number;
 }
 
 interface ControlPlaneMemberState {
@@ -68,7 +74,7 @@ async function takeOut(hosts: Hosts, name: string, peers: ControlPlaneRef[]): Pr
 
 export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
     kind: "ControlPlaneMember",
-    version: "2",
+    version: "3",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
@@ -77,7 +83,7 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
         const failures: Failure[] = [];
         if (!isCaCertHash(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
         if (!listsControlPlanes(i.peers)) failures.push({ property: "peers", reason: "must list the other masters as {name, connection}" });
-        return failures;
+        return [...failures, ...validateService(i)];
     },
     id: (i) => `${i.connection.host}:${i.nodeName}`,
     async create(node, i, hosts) {
@@ -122,7 +128,10 @@ export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, Co
         }
         return { nodeStatus: "Ready" };
     },
-    async update() {
+    async update(_node, olds, news, hosts) {
+        // kubectl on this master itself first: at a start its peers may still be booting.
+        const controlPlanes = [{ name: news.nodeName, connection: { ...news.connection, hostKeyFingerprint: olds.hostKeyFingerprint } }, ...news.peers];
+        await changeService(hosts, controlPlanes, "ControlPlaneMember", news.nodeName, olds, news);
         return {};
     },
     async delete() {
@@ -165,6 +174,10 @@ export interface ControlPlaneMemberArgs {
     peers: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
     /** Whether the masters' HAProxy backends follow membership (HA). */
     loadBalanced: pulumi.Input<boolean>;
+    /** Cordon and drain the node (a graceful stop's first update); back to false uncordons it once Ready. */
+    drained?: pulumi.Input<boolean>;
+    /** Seconds that drain may take before the stop goes on. */
+    stopDrainTimeoutSeconds?: pulumi.Input<number>;
 }
 
 export class ControlPlaneMember extends StepResource {

@@ -3,12 +3,14 @@
  * control-plane node for the occasion); a worker that joined once but whose Node the cluster no longer has
  * is reset first and joins again. Delete drains it on a control-plane node with a real timeout (a
  * failed drain fails the delete, so the engine keeps the VM under running pods), deletes its Node object,
- * then runs `kubeadm reset` on the worker when it answers.
+ * then runs `kubeadm reset` on the worker when it answers. Update drains it for a graceful stop, or
+ * uncordons it at the start after one (nodeService.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
+import { changeService, validateService } from "./nodeService";
 import { clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
@@ -21,6 +23,10 @@ interface WorkerMemberInputs {
     controlPlanes: ControlPlaneRef[];
     /** Seconds a drain may take before the delete fails. */
     drainTimeoutSeconds: number;
+    /** Cordoned and drained for a graceful stop (nodeService.ts). */
+    drained?: boolean;
+    /** Seconds that drain may take before the stop goes on. */
+    stopDrainTimeoutSeconds?: number;
 }
 
 interface WorkerMemberState {
@@ -30,7 +36,7 @@ interface WorkerMemberState {
 
 export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
     kind: "WorkerMember",
-    version: "2",
+    version: "3",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
@@ -40,7 +46,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
         if (!isCaCertHash(i.caCertHash)) failures.push({ property: "caCertHash", reason: "must be sha256:<64 hex digits>" });
         if (!Array.isArray(i.controlPlanes) || i.controlPlanes.length === 0) failures.push({ property: "controlPlanes", reason: "must list at least one master as {name, connection}" });
         if (!Number.isInteger(i.drainTimeoutSeconds) || (i.drainTimeoutSeconds as number) < 1) failures.push({ property: "drainTimeoutSeconds", reason: "must be a whole number of seconds ≥ 1" });
-        return failures;
+        return [...failures, ...validateService(i)];
     },
     id: (i) => `${i.connection.host}:${i.nodeName}`,
     async create(node, i, hosts) {
@@ -67,7 +73,8 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
         await kubeadmJoin(node, { nodeName: i.nodeName, endpoint: i.endpoint }, credentials);
         return { nodeStatus: "Ready" };
     },
-    async update() {
+    async update(_node, olds, news, hosts) {
+        await changeService(hosts, news.controlPlanes, "WorkerMember", news.nodeName, olds, news);
         return {};
     },
     async delete() {
@@ -113,6 +120,10 @@ export interface WorkerMemberArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
     /** Drain deadline in seconds. */
     drainTimeoutSeconds: pulumi.Input<number>;
+    /** Cordon and drain the node (a graceful stop's first update); back to false uncordons it once Ready. */
+    drained?: pulumi.Input<boolean>;
+    /** Seconds that drain may take before the stop goes on. */
+    stopDrainTimeoutSeconds?: pulumi.Input<number>;
 }
 
 export class WorkerMember extends StepResource {

@@ -3,7 +3,11 @@
  * resources the program registers are answered from the lab. A Port takes an address of the lab's subnet
  * (the fixed IP it asks for, as Neutron gives it, or a free one) and keeps it until deleted; an Instance
  * becomes a lab host named after the VM, at its first port's address, so a replaced VM comes back at the
- * same address, as a VM on a surviving Neutron port does. Other resources get an id and echo their inputs.
+ * same address, as a VM on a surviving Neutron port does. An Instance's `powerState` is Nova's stop and start
+ * (the provider's power_state: `active`, `shutoff`; resource_openstack_compute_instance_v2.go stops a server
+ * created as `shutoff` right after its build): the host's processes end with its kubelet stopped first, its
+ * filesystem stays, and at power-on it boots again with its kubelet started. Other resources get an id and
+ * echo their inputs.
  *
  * Which input changes replace a resource follows the provider's schema (ForceNew attributes in
  * terraform-provider-openstack: openstack/resource_openstack_compute_instance_v2.go,
@@ -66,6 +70,7 @@ export class LabCloud {
                 const index = this.firstPortIndex(inputs);
                 await this.lab.startAt(name, index, this.stack);
                 const id = `server-${name}-${suffix}`;
+                if (inputs.powerState === "shutoff") await this.power(name, "shutoff");
                 const address = this.lab.addressOf(index);
                 this.onServer?.({ id, name, address });
                 return { id, outputs: { ...inputs, accessIpV4: address } };
@@ -78,7 +83,10 @@ export class LabCloud {
         }
     }
 
-    async update(_type: string, _id: string, olds: Props, inputs: Props): Promise<Props> {
+    async update(type: string, _id: string, olds: Props, inputs: Props): Promise<Props> {
+        if (type === "openstack:compute/instance:Instance" && (olds.powerState ?? "active") !== (inputs.powerState ?? "active")) {
+            await this.power(String(inputs.name), String(inputs.powerState ?? "active"));
+        }
         const computed = Object.fromEntries(Object.entries(olds).filter(([k]) => !(k in inputs)));
         return { ...computed, ...inputs };
     }
@@ -92,6 +100,19 @@ export class LabCloud {
     async read(type: string, id: string, outputs: Props): Promise<{ id: string; outputs: Props }> {
         if (type === "openstack:compute/instance:Instance" && !this.lab.hostNames().includes(String(outputs.name))) return { id: "", outputs: {} };
         return { id, outputs };
+    }
+
+    /** Nova's stop (a shutdown: the kubelet stops, then every process ends) and start (a boot). */
+    private async power(name: string, state: string): Promise<void> {
+        if (state === "shutoff") {
+            await this.lab.inside(name, "/etc/init.d/kubelet stop");
+            await this.lab.killSshd(name);
+        } else if (state === "active") {
+            await this.lab.startSshd(name);
+            await this.lab.inside(name, "/etc/init.d/kubelet start");
+        } else {
+            throw new Error(`the lab's cloud cannot put a server in power state ${state}`);
+        }
     }
 
     /** Neutron gives a port the fixed IP it asks for, when it is free and in the subnet; else a free one. */
