@@ -40,6 +40,8 @@ export class NodeGroup extends pulumi.ComponentResource {
             );
         this.nodes = Array.from({ length: spec.count }, (_, i) => {
             const vmName = `${args.vnfName}-${spec.role}-${i}`;
+            // A node whose port has not moved yet (change_ext_conn, one node per update) keeps its old placement.
+            const unmoved = spec.portMove && i >= spec.portMove.moved ? spec.portMove.from : undefined;
             return new Server(
                 `${name}-${i}`,
                 {
@@ -47,9 +49,9 @@ export class NodeGroup extends pulumi.ComponentResource {
                     spec: spec.server,
                     ports: [
                         {
-                            networkId: spec.server.networkId,
-                            subnetId: spec.server.subnetId,
-                            fixedIp: spec.fixedIps[i],
+                            networkId: unmoved?.networkId ?? spec.server.networkId,
+                            subnetId: unmoved ? unmoved.subnetId : spec.server.subnetId,
+                            fixedIp: unmoved ? unmoved.fixedIps[i] : spec.fixedIps[i],
                             securityGroupIds: args.securityGroupIds,
                             allowedAddresses: args.allowedAddresses,
                         },

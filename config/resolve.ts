@@ -134,6 +134,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
             connectionPoint: g.connectionPoint ?? (role === "master" ? "masterNode_CP1" : "workerNode_CP2"),
             vduId: g.vduId ?? `${role}Node`,
             server,
+            portMove: "portMove" in g ? resolvePortMove(g.portMove, count, c) : undefined,
         };
     };
     const masters = group("master", "masters", masterCount, masterCount, masterCount);
@@ -289,6 +290,15 @@ function resolveStorage(config: StackConfig, c: Checker, sshKey: boolean): Clust
         volumes: s.volumes,
         exports: s.exports.map((e) => ({ dir: e.dir, exportTo: parseCidr(e.exportTo)!.text })),
     };
+}
+
+function resolvePortMove(move: StackConfig["workers"]["portMove"], count: number, c: Checker): NodeGroupSpec["portMove"] {
+    if (!move) return undefined;
+    const fixedIps = move.from.fixedIps ?? [];
+    if (fixedIps.length && !move.from.subnetId) c.fail("workers.portMove.from.subnetId", "fixed IPs need the subnet they belong to");
+    if (fixedIps.length && fixedIps.length < count) c.fail("workers.portMove.from.fixedIps", `has ${fixedIps.length} address(es) for ${count} workers; give one per VM`);
+    if (move.moved > count) c.fail("workers.portMove.moved", `is ${move.moved}, above workers.count ${count}`);
+    return { from: { ...move.from, fixedIps }, moved: move.moved };
 }
 
 function resolveRegistry(config: StackConfig, name: string, files: PackageFiles, c: Checker): RegistrySpec {

@@ -66,6 +66,17 @@ export const WorkersSchema = z
         minCount: z.number().int().min(0).optional(),
         /** Highest count a scale-out may reach. */
         maxCount: z.number().int().min(0).optional(),
+        /**
+         * A move of the workers' ports under way (change_ext_conn), one worker per update: workers from index
+         * `moved` on still have the ports of `from`; the others have this group's network and addresses.
+         */
+        portMove: z
+            .object({
+                from: z.object({ networkId: openstackRef, subnetId: openstackRef.optional(), fixedIps: z.array(ipAddress).optional() }).strict(),
+                moved: z.number().int().min(0),
+            })
+            .strict()
+            .optional(),
     })
     .strict();
 

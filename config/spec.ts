@@ -35,6 +35,8 @@ export interface NodeGroupSpec {
     connectionPoint: string;
     vduId: string;
     server: ServerSpec;
+    /** Ports not moved yet (change_ext_conn): nodes from index `moved` on keep the placement of `from`. */
+    portMove?: { from: { networkId: string; subnetId?: string; fixedIps: string[] }; moved: number };
 }
 
 export interface StorageServerSpec {

@@ -161,6 +161,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     task("HEAL", SCHEMAS.healVnfRequest);
     task("TERMINATE", SCHEMAS.terminateVnfRequest);
     task("OPERATE", SCHEMAS.operateVnfRequest);
+    task("CHANGE_EXT_CONN", SCHEMAS.changeExtVnfConnectivityRequest);
+    task("CHANGE_FLAVOUR", SCHEMAS.changeVnfFlavourRequest);
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);

@@ -12,6 +12,8 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
+import { planExtConnChange } from "./extConn";
+import { planFlavourChange } from "./flavourChange";
 import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
 import { PulumiProcess } from "./pulumiProcess";
@@ -25,7 +27,7 @@ type Body = Record<string, any>;
 /** The configuration model and the request converter, loaded with the first operation, not at start. */
 const configModel = () => require("../config/load") as typeof import("../config/load");
 const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
-export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "TERMINATE";
+export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "CHANGE_EXT_CONN" | "CHANGE_FLAVOUR" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
 /** States in which an occurrence holds its instance: no other operation may start. */
@@ -263,9 +265,9 @@ export class Lifecycle {
             }
             case "OPERATE": {
                 const operate: Body = { vnfState: "STARTED", drained: false, ...((current?.operate as Body) ?? {}) };
-                if (params.changeStateTo === operate.vnfState) throw conflict(`VNF instance ${instance.id} is already ${operate.vnfState}`);
                 if (params.changeStateTo === "STARTED" && params.stopType !== undefined) throw new ProblemError(400, "stopType: only for changeStateTo STOPPED");
                 if (params.gracefulStopTimeout !== undefined && params.stopType !== "GRACEFUL") throw new ProblemError(400, "gracefulStopTimeout: only for stopType GRACEFUL");
+                if (params.changeStateTo === operate.vnfState) throw conflict(`VNF instance ${instance.id} is already ${operate.vnfState}`);
                 const at = (changes: Body) => ({ ...current, operate: { ...operate, ...changes } });
                 const previous = { previousConfig: current, vimId: instance.__vimId as string | undefined };
                 if (params.changeStateTo === "STARTED") {
@@ -283,6 +285,16 @@ export class Lifecycle {
                 const config = at({ vnfState: "STOPPED", ...drain });
                 for (const c of [...stages, config]) check(c, "operate request");
                 return { stages, config, ...previous };
+            }
+            case "CHANGE_EXT_CONN": {
+                const { stages, config } = planExtConnChange(current ?? {}, params);
+                for (const c of [...stages, config]) check(c, "change_ext_conn request");
+                return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+            }
+            case "CHANGE_FLAVOUR": {
+                const { stages, config } = planFlavourChange(current ?? {}, params);
+                for (const c of [...stages, config]) check(c, "change_flavour request");
+                return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined, flavourId: String(config.flavour) };
             }
             case "TERMINATE":
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
@@ -364,14 +376,15 @@ export class Lifecycle {
         const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
         const config = direction === "forward" ? plan.config : plan.previousConfig;
         const scalable = Object.keys((outputs?.scale as Body | undefined) ?? {}).length > 0;
-        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", scalable);
+        const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
+        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", { scalable, flavourChangeable: flavourId === "complex" || flavourId === "podaffinity" });
         const next: Body = terminated
             ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
                   ...instance,
                   instantiationState: "INSTANTIATED",
                   _links: links,
-                  instantiatedVnfInfo: instantiatedInfo(plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId, vnfStateOf(config), outputs ?? {}, vimConnectionIdOf(plan.vimId)),
+                  instantiatedVnfInfo: instantiatedInfo(flavourId, vnfStateOf(config), outputs ?? {}, vimConnectionIdOf(plan.vimId)),
                   __stackConfig: config,
                   __scale: outputs?.scale,
                   __vimId: plan.vimId,
@@ -452,10 +465,23 @@ export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
 }
 
-/** A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it scales). */
-export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", scalable = false): Body {
+/**
+ * A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it
+ * scales, a flavour change between the HA flavours).
+ */
+export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; flavourChangeable?: boolean } = {}): Body {
     const self = instanceHref(baseUrl, instanceId);
-    const tasks = state === "NOT_INSTANTIATED" ? { instantiate: "instantiate" } : { terminate: "terminate", ...(scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}), heal: "heal", operate: "operate" };
+    const tasks =
+        state === "NOT_INSTANTIATED"
+            ? { instantiate: "instantiate" }
+            : {
+                  terminate: "terminate",
+                  ...(can.scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}),
+                  heal: "heal",
+                  operate: "operate",
+                  changeExtConn: "change_ext_conn",
+                  ...(can.flavourChangeable ? { changeFlavour: "change_flavour" } : {}),
+              };
     return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
 }
 

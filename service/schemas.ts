@@ -98,6 +98,42 @@ export const SCHEMAS = {
         },
         additionalProperties: false,
     },
+    changeExtVnfConnectivityRequest: {
+        type: "object",
+        required: ["extVirtualLinks"],
+        properties: {
+            extVirtualLinks: {
+                type: "array",
+                minItems: 1,
+                maxItems: 64,
+                items: {
+                    type: "object",
+                    required: ["id", "resourceId", "extCps"],
+                    properties: {
+                        id: { type: "string", minLength: 1 },
+                        resourceId: { type: "string", minLength: 1, maxLength: 255 },
+                        extCps: { type: "array", minItems: 1, maxItems: 64, items: { type: "object", required: ["cpdId"], properties: { cpdId: { type: "string", minLength: 1 }, cpConfig: { type: ["array", "object"] } } } },
+                    },
+                },
+            },
+            vimConnectionInfo: { type: "array" },
+            additionalParams: { type: "object" },
+        },
+        additionalProperties: false,
+    },
+    changeVnfFlavourRequest: {
+        type: "object",
+        required: ["newFlavourId"],
+        properties: {
+            newFlavourId: { type: "string", minLength: 1, maxLength: 255 },
+            instantiationLevelId: { type: "string" },
+            extVirtualLinks: { type: "array" },
+            extManagedVirtualLinks: { type: "array" },
+            vimConnectionInfo: { type: "array" },
+            additionalParams: { type: "object" },
+        },
+        additionalProperties: false,
+    },
     cancelMode: {
         type: "object",
         properties: { cancelMode: { enum: ["GRACEFUL", "FORCEFUL"] } },

@@ -358,6 +358,19 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.deepEqual([...byName(otherTimeout)].filter(([name, inputs]) => byName(started).get(name) !== inputs), [], "a timeout alone changes nothing");
     });
 
+    it("change_ext_conn: while the workers' ports move, workers from index `moved` on keep the old network and addresses", async () => {
+        const { graph } = await build("simple", (raw) => {
+            raw.workers = { ...raw.workers, networkId: "net-new", portMove: { from: { networkId: "net-old", subnetId: "sub-old", fixedIps: ["10.9.0.10", "10.9.0.11"] }, moved: 1 } };
+        });
+        const port = (i: number) => graph.named(`simple-worker-${i}-port`).inputs;
+        assert.deepEqual([port(0).networkId, port(0).fixedIps], ["net-new", undefined]);
+        assert.deepEqual([port(1).networkId, port(1).fixedIps], ["net-old", [{ subnetId: "sub-old", ipAddress: "10.9.0.11" }]]);
+        assert.throws(
+            () => parseVnfConfig({ ...configFromPulumiMap(withSecrets(readStackConfig("simple"), PASSWORDS.simple).config).raw, workers: { count: 2, portMove: { from: { networkId: "n", fixedIps: ["10.9.0.10"] }, moved: 3 } } }, { stackName: "simple", baseDir: PROJECT_DIR }),
+            (e: Error) => /workers\.portMove\.from\.subnetId/.test(e.message) && /workers\.portMove\.from\.fixedIps: has 1 address/.test(e.message) && /workers\.portMove\.moved: is 3, above workers\.count 2/.test(e.message),
+        );
+    });
+
     it("operate: bad values are refused naming the field; a registry VNF has nothing to drain", () => {
         const refused = (stack: string, operate: unknown) => {
             const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);

@@ -7,6 +7,7 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { planFlavourChange } from "../service/flavourChange";
 import { Lab } from "./lab/lab";
 import { FakeOpenStack } from "./support/fakeOpenStack";
 import { LabStack } from "./support/labStack";
@@ -369,6 +370,26 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         since = stack.steps.length;
         await stack.up();
         assert.deepEqual(stepsOf(since), [], "the next up changes nothing");
+    });
+
+    it("change_flavour podaffinity → complex, as the service plans it: one node's VM replaced per update (workers, then master-1, master-2, master-0) out of its server group; then no server group is left", async () => {
+        const { stages, config } = planFlavourChange(stack.config, { newFlavourId: "complex" });
+        const order = [...WORKERS.slice(0, 3), "lab-master-1", "lab-master-2", "lab-master-0"];
+        const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
+        for (const [k, stage] of [...stages, config].entries()) {
+            const since = stack.steps.length;
+            stack.setAll(stage);
+            await stack.up();
+            const replaced = stack.stepsOf(since, /-vm$/).filter((s) => s.op === "create-replacement").map((s) => s.name.replace(/-vm$/, ""));
+            assert.deepEqual(replaced, [order[k]], `update ${k + 1} replaces ${order[k]} only`);
+        }
+        const instances = stack.state().filter((r) => r.type === "openstack:compute/instance:Instance");
+        assert.deepEqual(instances.filter((r) => r.outputs.schedulerHints).map((r) => r.outputs.name), [], "no VM in a server group");
+        assert.deepEqual(stack.state().filter((r) => r.type === "openstack:compute/serverGroup:ServerGroup"), [], "the server groups are gone");
+        assert.equal(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "the same cluster");
+        assert.deepEqual(state.etcdMembers(), MASTERS);
+        for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
+        assert.equal(state.labels("lab-worker-0")["CIS-node"], undefined, "complex has no compute-host label");
     });
 
     it("healing the entire cluster replaces every VM and creates a new cluster, which gets its pod network anew", async () => {

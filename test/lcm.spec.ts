@@ -547,6 +547,35 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         for (const v of await vnfcs()) assert.equal((await lab.inside(v.id, "echo up")).trim(), "up", `${v.id} runs`);
     });
 
+    it("change-ext-conn (client) moves the workers to another network one worker per update: each replaced on its new port and joined again; the master stays. change_flavour is refused saying why", async () => {
+        const before = await vnfcs();
+        const address = (name: string) => lab.host(name).address;
+        const addressesBefore = Object.fromEntries(before.map((v) => [v.id, address(v.id)]));
+        const file = path.join(dataDir, "change-ext-conn.json");
+        const moved = "5b2f2a8e-3f0c-4f6e-9d1e-7f3c2a1b9c00";
+        fs.writeFileSync(file, JSON.stringify({ extVirtualLinks: [{ id: "net1_worker", resourceId: moved, extCps: [{ cpdId: "workerNode_CP2", cpConfig: [{ cpProtocolData: [{ layerProtocol: "IP_OVER_ETHERNET" }] }] }] }] }));
+        const since = calls().length;
+        assert.match(await openstack("change-ext-conn", id, file), /has been accepted/);
+        const op = await settle();
+        assert.deepEqual([op.operation, op.operationState], ["CHANGE_EXT_CONN", "COMPLETED"], JSON.stringify(op.error));
+        assert.equal(calls().slice(since).filter((l) => l.split(" ")[1] === "up").length, 2, "one update per worker");
+        const after = await vnfcs();
+        const replaced = after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.vduId);
+        assert.deepEqual(replaced, ["workerNode", "workerNode"]);
+        for (const v of after.filter((x) => x.vduId === "workerNode")) assert.notEqual(address(v.id), addressesBefore[v.id], `${v.id} on its new port`);
+        const master = after.find((v) => v.vduId === "masterNode")!;
+        assert.equal(address(master.id), addressesBefore[master.id]);
+        const workers = configOf(project, stack())["k8s-vnf:workers"] as any;
+        assert.deepEqual([workers.networkId, workers.portMove], [moved, undefined]);
+
+        const settled = calls().length;
+        const refusedMaster = await api("POST", `/vnflcm/v1/vnf_instances/${id}/change_ext_conn`, { extVirtualLinks: [{ id: "x", resourceId: moved, extCps: [{ cpdId: "masterNode_CP1" }] }] });
+        assert.equal(refusedMaster.status, 422);
+        const flavour = await api("POST", `/vnflcm/v1/vnf_instances/${id}/change_flavour`, { newFlavourId: "complex" });
+        assert.deepEqual([flavour.status, flavour.body.detail], [422, "newFlavourId: simple → complex changes the control plane's endpoint (the master's address ↔ the HA VIP), which is in the API server's certificate and every node's kubeconfig; instantiate a new VNF of flavour complex instead"]);
+        assert.equal(calls().length, settled, "a refusal runs nothing");
+    });
+
     it("an instantiate whose config the program would refuse is a 400 naming the field, before anything runs", async () => {
         const other = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-registry")).ID;
         const before = calls().length;

@@ -46,6 +46,12 @@ export class LabStack {
         at[keys.at(-1)!] = value;
     }
 
+    /** The stack's whole config replaced (`pulumi config rm-all`, then `set-all`), as the LCM service sets it. */
+    setAll(config: Record<string, unknown>): void {
+        for (const key of Object.keys(this.config)) delete this.config[key];
+        Object.assign(this.config, structuredClone(config));
+    }
+
     up(options: UpOptions = {}): Promise<RunResult> {
         return this.track((run) => up(run, options));
     }
