@@ -91,12 +91,21 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                 allowedAddresses: vip ? [vip] : undefined,
                 keyPairName: keyPair?.name,
                 serverGroupPolicy: spec.serverGroupPolicy,
+                inServerGroup: (i) => inServerGroup(spec, `master-${i}`),
             },
             child,
         );
         this.workers = new NodeGroup(
             `${name}-worker`,
-            { vnfName: vnf, spec: spec.workers, securityGroupIds: [nodesSg.group.id], keyPairName: keyPair?.name, serverGroupPolicy: spec.serverGroupPolicy, heal: spec.heal },
+            {
+                vnfName: vnf,
+                spec: spec.workers,
+                securityGroupIds: [nodesSg.group.id],
+                keyPairName: keyPair?.name,
+                serverGroupPolicy: spec.serverGroupPolicy,
+                inServerGroup: (i) => inServerGroup(spec, `worker-${i}`),
+                heal: spec.heal,
+            },
             child,
         );
         if (!spec.kubespray) {
@@ -170,4 +179,13 @@ export class KubernetesCluster extends pulumi.ComponentResource {
         this.vnfcResources = pulumi.all(vnfcs);
         this.registerOutputs({ controlPlaneEndpoint: this.controlPlaneEndpoint, vnfcResources: this.vnfcResources });
     }
+}
+
+/**
+ * Whether a node (`master-<i>`, `worker-<i>`) is in its group's server group: it has podaffinity, the
+ * VNF's flavour once the node has moved (or no change is under way), else the flavour it changes from.
+ */
+export function inServerGroup(spec: ClusterSpec, node: string): boolean {
+    const change = spec.flavourChange;
+    return (!change || change.moved.includes(node) ? spec.flavour : change.from) === "podaffinity";
 }

@@ -14,8 +14,10 @@ export interface NodeGroupArgs {
     allowedAddresses?: pulumi.Input<string>[];
     /** Nova key pair of the login user. */
     keyPairName?: pulumi.Input<string>;
-    /** When set, the nodes go into a Nova server group with this policy (pod affinity). */
+    /** When set, the group has a Nova server group with this policy (pod affinity). */
     serverGroupPolicy?: "anti-affinity" | "soft-anti-affinity";
+    /** Whether node `index` is scheduled into the server group; default: every node. */
+    inServerGroup?: (index: number) => boolean;
     /** Heal generations: the entire cluster's, and per node (`<role>-<index>`). */
     heal?: { generation: number; nodes: Record<string, number> };
 }
@@ -57,7 +59,7 @@ export class NodeGroup extends pulumi.ComponentResource {
                         },
                     ],
                     keyPairName: args.keyPairName,
-                    serverGroupId: this.serverGroup?.id,
+                    serverGroupId: (args.inServerGroup?.(i) ?? true) ? this.serverGroup?.id : undefined,
                     metadata: { "k8s-vnf-role": spec.role, "k8s-vnf-vdu": spec.vduId, "k8s-vnf-cp": spec.connectionPoint },
                     replacementTrigger: args.heal && `${args.heal.generation}.${args.heal.nodes[`${spec.role}-${i}`] ?? 0}`,
                 },

@@ -170,9 +170,22 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     if (config.controlPlane.vip && !ha) c.fail("controlPlane.vip", "a VIP needs HA (3 or more masters)");
     if (config.controlPlane.vip && !masters.server.subnetId) c.fail("controlPlane.vip", "a fixed VIP needs masters.subnetId (or network.subnetId)");
 
+    const change = config.flavourChange;
+    if (change) {
+        if (flavour === "simple" || change.from === flavour) c.fail("flavourChange.from", `a flavour change runs between complex and podaffinity, not from ${change.from} to ${flavour}`);
+        change.moved.forEach((key, i) => {
+            const [role, index] = key.split("-");
+            const count = role === "master" ? masters.count : workers.count;
+            if (Number(index) >= count) c.fail(`flavourChange.moved[${i}]`, `there is no ${key}: ${count} ${role}(s), numbered from 0`);
+        });
+        if (change.fromServerGroupPolicy && change.from !== "podaffinity") c.fail("flavourChange.fromServerGroupPolicy", "only when changing from podaffinity");
+    }
+    // The server groups exist while any node is in one: the flavour's, or, while a change away from
+    // podaffinity is under way, the one its nodes not yet moved are still in.
     let serverGroupPolicy: ClusterSpec["serverGroupPolicy"];
     if (flavour === "podaffinity") serverGroupPolicy = config.podAffinity?.serverGroupPolicy ?? "anti-affinity";
-    else if (config.podAffinity) c.fail("podAffinity", "only for flavour podaffinity");
+    else if (change?.from === "podaffinity") serverGroupPolicy = change.fromServerGroupPolicy ?? "anti-affinity";
+    if (config.podAffinity && flavour !== "podaffinity") c.fail("podAffinity", "only for flavour podaffinity");
 
     const storageServer = config.storageServer && resolveStorage(config, c, sshKey);
     if (config.persistentVolumes.length && !storageServer) c.fail("persistentVolumes", "needs a storageServer to serve the NFS exports");
@@ -252,6 +265,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         proxy,
         securityGroup,
         serverGroupPolicy,
+        flavourChange: change && { from: change.from, moved: change.moved },
         storageServer,
         persistentVolumes,
         privateRegistries,
@@ -306,6 +320,7 @@ function resolveRegistry(config: StackConfig, name: string, files: PackageFiles,
     for (const key of clusterOnly) if (config[key]) c.fail(key, "only for vnfKind: cluster");
     if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
     if (config.privateRegistries.length) c.fail("privateRegistries", "only for vnfKind: cluster");
+    if (config.flavourChange) c.fail("flavourChange", "only for vnfKind: cluster");
     if (config.operate.drained) c.fail("operate.drained", "a registry VNF has no Kubernetes nodes to drain; stop it with operate.vnfState");
     const r = config.registry;
     if (!r) {

@@ -126,6 +126,21 @@ export const OperateSchema = z
     })
     .strict();
 
+/**
+ * A change between the HA flavours under way (change_flavour), one node per update: the nodes in `moved`
+ * have the VNF's `flavour` (in or out of its server group); the others still have `from`'s.
+ */
+export const FlavourChangeSchema = z
+    .object({
+        /** The flavour the VNF is changing from. */
+        from: z.enum(["complex", "podaffinity"]),
+        /** `podAffinity.serverGroupPolicy` of `from`, when it is podaffinity. */
+        fromServerGroupPolicy: z.enum(SERVER_GROUP_POLICIES).optional(),
+        /** Nodes (`master-<i>`, `worker-<i>`) that have the new flavour. */
+        moved: z.array(z.string().regex(/^(master|worker)-\d+$/, "must be master-<index> or worker-<index>")).default([]),
+    })
+    .strict();
+
 export const ControlPlaneSchema = z
     .object({
         /** Fixed VIP address for HA; left out, Neutron allocates it on the masters' network. */
@@ -306,6 +321,7 @@ export const StackConfigSchema = z
         proxy: ProxySchema.optional(),
         securityGroup: SecurityGroupSchema.prefault({}),
         podAffinity: PodAffinitySchema.optional(),
+        flavourChange: FlavourChangeSchema.optional(),
         storageServer: StorageServerSchema.optional(),
         persistentVolumes: z.array(PersistentVolumeSchema).default([]),
         privateRegistries: z.array(PrivateRegistrySchema).default([]),

@@ -117,8 +117,10 @@ export interface ClusterSpec {
     controlPlane: { vip?: string; vipConnectionPoint: string; haproxyPort: number; apiServerPort: number };
     proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; k8sNodeCidr?: string };
     securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
-    /** Nova server-group policy for the node groups, when pod affinity is on. */
+    /** Nova server-group policy of the node groups' server groups, when they have one (pod affinity). */
     serverGroupPolicy?: "anti-affinity" | "soft-anti-affinity";
+    /** A change between the HA flavours under way: the nodes (`master-<i>`, `worker-<i>`) that have `flavour`. */
+    flavourChange?: { from: "complex" | "podaffinity"; moved: string[] };
     storageServer?: StorageServerSpec;
     /** Absolute paths of the PersistentVolume manifests. */
     persistentVolumes: { manifestFile: string }[];

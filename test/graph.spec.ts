@@ -371,6 +371,27 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         );
     });
 
+    it("change_flavour: while podaffinity → complex is under way, the server groups stay for the nodes not moved yet; moved nodes have no scheduler hint", async () => {
+        const { graph } = await build("podaffinity", (raw) => {
+            raw.flavour = "complex";
+            raw.flavourChange = { from: "podaffinity", moved: ["worker-0", "master-1"] };
+            delete raw.podAffinity;
+        });
+        assert.deepEqual(graph.ofType(T.serverGroup).map((g) => g.inputs.policies), [["anti-affinity"], ["anti-affinity"]]);
+        const hinted = graph.ofType(T.instance).filter((r) => r.inputs.schedulerHints).map((r) => r.name).sort();
+        assert.deepEqual(hinted, ["podaffinity-master-0-vm", "podaffinity-master-2-vm", "podaffinity-worker-1-vm"]);
+        const done = await build("podaffinity", (raw) => {
+            raw.flavour = "complex";
+            delete raw.podAffinity;
+        });
+        assert.deepEqual([done.graph.ofType(T.serverGroup).length, done.graph.ofType(T.instance).filter((r) => r.inputs.schedulerHints).length], [0, 0]);
+        const { raw } = configFromPulumiMap(withSecrets(readStackConfig("complex"), PASSWORDS.complex).config);
+        assert.throws(
+            () => parseVnfConfig({ ...raw, flavourChange: { from: "complex", fromServerGroupPolicy: "anti-affinity", moved: ["worker-9"] } }, { stackName: "complex", baseDir: PROJECT_DIR }),
+            (e: Error) => /flavourChange\.from: a flavour change runs between complex and podaffinity/.test(e.message) && /flavourChange\.moved\[0\]: there is no worker-9/.test(e.message) && /flavourChange\.fromServerGroupPolicy/.test(e.message),
+        );
+    });
+
     it("operate: bad values are refused naming the field; a registry VNF has nothing to drain", () => {
         const refused = (stack: string, operate: unknown) => {
             const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
