@@ -112,7 +112,7 @@ export const SCHEMAS = {
                     properties: {
                         id: { type: "string", minLength: 1 },
                         resourceId: { type: "string", minLength: 1, maxLength: 255 },
-                        extCps: { type: "array", minItems: 1, maxItems: 64, items: { type: "object", required: ["cpdId"], properties: { cpdId: { type: "string", minLength: 1 }, cpConfig: { type: ["array", "object"] } } } },
+                        extCps: { type: "array", minItems: 1, maxItems: 64, items: { type: "object", required: ["cpdId"], properties: { cpdId: { type: "string", minLength: 1 }, cpConfig: { anyOf: [{ type: "array" }, { type: "object" }] } } } },
                     },
                 },
             },

@@ -154,7 +154,7 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
     it("scale_to_level: the workers' aspect to a scale level (SCALE_TO_LEVEL), out of range or by instantiation level refused with the field; links follow the state", async () => {
         const { id } = await instantiated("to-level");
         const instance = (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body;
-        assert.deepEqual(Object.keys(instance._links).sort(), ["heal", "scale", "scaleToLevel", "self", "terminate"]);
+        assert.deepEqual(Object.keys(instance._links).sort(), ["changeExtConn", "heal", "operate", "scale", "scaleToLevel", "self", "terminate"], "no changeFlavour: simple has no flavour to change to");
         const accepted = await api("POST", instance._links.scaleToLevel.href, { scaleInfo: [{ aspectId: "worker_instance", scaleLevel: 2 }] });
         assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
         const op = await settle(String(accepted.headers.get("location")));
@@ -173,5 +173,29 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
             assert.equal(r.status, 400, JSON.stringify(body));
             assert.match(r.body.detail, detail);
         }
+    });
+
+    it("operate, change_ext_conn and change_flavour: malformed bodies are 400s naming the field; STOPPED shows in vnfState, and a heal is then a 409", async () => {
+        const { id } = await instantiated("operate");
+        const post = (task: string, body: unknown) => api("POST", `/vnflcm/v1/vnf_instances/${id}/${task}`, body);
+        const malformed: [string, unknown, RegExp][] = [
+            ["operate", { changeStateTo: "PAUSED" }, /changeStateTo/],
+            ["operate", { changeStateTo: "STOPPED", stopType: "GRACEFUL", gracefulStopTimeout: -1 }, /gracefulStopTimeout/],
+            ["operate", { changeStateTo: "STOPPED", gracefulStopTimeout: 10 }, /^gracefulStopTimeout: only for stopType GRACEFUL$/],
+            ["change_ext_conn", { extVirtualLinks: [] }, /extVirtualLinks/],
+            ["change_ext_conn", { extVirtualLinks: [{ id: "x", resourceId: "n", extCps: [{}] }] }, /cpdId/],
+            ["change_flavour", {}, /newFlavourId/],
+        ];
+        for (const [task, body, detail] of malformed) {
+            const r = await post(task, body);
+            assert.equal(r.status, 400, `${task} ${JSON.stringify(body)}`);
+            assert.match(r.body.detail, detail);
+        }
+        const stop = await post("operate", { changeStateTo: "STOPPED" });
+        assert.equal(stop.status, 202);
+        assert.equal((await settle(String(stop.headers.get("location")))).operationState, "COMPLETED");
+        assert.equal((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfState, "STOPPED");
+        const heal = await post("heal", {});
+        assert.deepEqual([heal.status, /is STOPPED/.test(heal.body.detail)], [409, true]);
     });
 });
