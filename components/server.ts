@@ -74,7 +74,9 @@ function createServer(name: string, args: ServerArgs, parent: pulumi.Resource) {
                     securityGroupIds: p.securityGroupIds,
                     allowedAddressPairs: p.allowedAddresses?.map((ipAddress) => ({ ipAddress })),
                 },
-                { parent },
+                // Neutron changes a port's fixed IP in place, under the running VM, before the VM's node could
+                // be drained: a new address is a new port instead (made first), and so a new VM.
+                { parent, replacementTrigger: p.fixedIp ?? "allocated" },
             ),
     );
     const floatingIp =

@@ -229,6 +229,8 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         };
     }
 
+    if (config.kubespray && config.operate.drained) c.fail("operate.drained", "kubespray installs the cluster without membership steps to drain; stop it with operate.vnfState");
+
     let externalLoadBalancer: ClusterSpec["externalLoadBalancer"];
     if (config.externalLoadBalancer) {
         const lb = config.externalLoadBalancer;

@@ -192,7 +192,7 @@ export class Lifecycle {
         const current = instance.__stackConfig as Record<string, unknown> | undefined;
         const check = (config: Record<string, unknown>, source: string) => {
             try {
-                configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source);
+                return configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source).spec;
             } catch (e) {
                 if (e instanceof ConfigError) throw new ProblemError(400, e.message);
                 throw e;
@@ -276,23 +276,26 @@ export class Lifecycle {
                     check(config, "operate request");
                     return { config, ...previous };
                 }
-                // SOL003 StopType: FORCEFUL is the default. A graceful stop drains every node (within
-                // gracefulStopTimeout; the stop then goes on), then shuts the VMs off: two updates, because a VM
-                // is updated before the steps that depend on it. A registry VNF has no nodes to drain.
-                const graceful = params.stopType === "GRACEFUL" && (current?.vnfKind ?? "cluster") === "cluster";
-                const drain = graceful ? { drained: true, drainTimeout: Math.max(1, params.gracefulStopTimeout ?? operate.drainTimeout ?? 60) } : {};
-                const stages = graceful ? [at({ vnfState: "STARTED", ...drain })] : [];
+                // SOL003 StopType: FORCEFUL is the default. A stop is two updates, because a VM is updated
+                // before the steps that depend on it: first, with the VMs running, whatever the steps have pending
+                // (a new provider version updates them too) and, for a graceful stop, the drain of every node
+                // (each within gracefulStopTimeout; the stop then goes on); then the VMs are shut off, with no
+                // step left to change. A registry VNF and a kubespray cluster have no membership steps to drain,
+                // and a timeout of 0 leaves no time to drain: their graceful stop is a forceful one.
+                const graceful = params.stopType === "GRACEFUL" && params.gracefulStopTimeout !== 0 && (current?.vnfKind ?? "cluster") === "cluster" && !current?.kubespray;
+                const drain = graceful ? { drained: true, drainTimeout: params.gracefulStopTimeout ?? operate.drainTimeout ?? 60 } : {};
+                const stages = [at({ vnfState: "STARTED", ...drain })];
                 const config = at({ vnfState: "STOPPED", ...drain });
                 for (const c of [...stages, config]) check(c, "operate request");
                 return { stages, config, ...previous };
             }
             case "CHANGE_EXT_CONN": {
-                const { stages, config } = planExtConnChange(current ?? {}, params);
+                const { stages, config } = planExtConnChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params);
                 for (const c of [...stages, config]) check(c, "change_ext_conn request");
                 return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
             case "CHANGE_FLAVOUR": {
-                const { stages, config } = planFlavourChange(current ?? {}, params);
+                const { stages, config } = planFlavourChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params);
                 for (const c of [...stages, config]) check(c, "change_flavour request");
                 return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined, flavourId: String(config.flavour) };
             }
@@ -354,13 +357,15 @@ export class Lifecycle {
         // Each Pulumi process is recorded while it runs, for recover() after a crash.
         const onProcess = (process: PulumiProcess | undefined) => this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), __pulumi: process } }]);
         const run = { env, onEvent, signal, onProcess };
-        const configs = direction === "forward" ? [...(plan.stages ?? []), plan.config] : [plan.previousConfig];
         let outputs: Record<string, unknown> | undefined;
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
             await this.runner.destroy(stackName, run);
         } else {
-            for (const config of configs) outputs = await this.runner.up(stackName, config ?? {}, run);
+            for (const { config, position } of updatesOf(plan, direction, Number(op.__stagesDone ?? 0))) {
+                outputs = await this.runner.up(stackName, config ?? {}, run);
+                this.recordStage(op, config, position);
+            }
         }
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
@@ -370,6 +375,19 @@ export class Lifecycle {
         return outputs;
     }
 
+    /**
+     * After each update of a multi-update operation: how far along the stack is (a retry resumes there, a
+     * rollback steps back from there), and the instance's config is the stack's, so that an operation failed
+     * half way leaves the next one planning from where the stack is.
+     */
+    private recordStage(op: Body, config: Record<string, unknown> | undefined, position: number): void {
+        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
+        this.store.put([
+            { table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), __stagesDone: position } },
+            { table: "vnf_instances", id: String(instance.id), body: { ...instance, __stackConfig: config } },
+        ]);
+    }
+
     private complete(op: Body, direction: "forward" | "back", outputs: Record<string, unknown> | undefined): void {
         const plan = op.__plan as Plan;
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
@@ -377,7 +395,12 @@ export class Lifecycle {
         const config = direction === "forward" ? plan.config : plan.previousConfig;
         const scalable = Object.keys((outputs?.scale as Body | undefined) ?? {}).length > 0;
         const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
-        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", { scalable, flavourChangeable: flavourId === "complex" || flavourId === "podaffinity" });
+        const cluster = (config?.vnfKind ?? "cluster") === "cluster";
+        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", {
+            scalable,
+            portsMovable: cluster,
+            flavourChangeable: cluster && (flavourId === "complex" || flavourId === "podaffinity"),
+        });
         const next: Body = terminated
             ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
@@ -460,6 +483,18 @@ export class Lifecycle {
     }
 }
 
+/**
+ * The stack updates an operation runs, each with how many of its forward configs the stack then has.
+ * Forward: its stages and final config, from where a failed run stopped (`done` of them succeeded). Back:
+ * node by node the way it came (the last succeeded config again, undoing a half-done one, then each earlier
+ * one), then the config before the operation.
+ */
+export function updatesOf(plan: Pick<Plan, "stages" | "config" | "previousConfig">, direction: "forward" | "back", done: number): { config: Record<string, unknown> | undefined; position: number }[] {
+    const forward = [...(plan.stages ?? []), plan.config];
+    if (direction === "forward") return forward.slice(done).map((config, i) => ({ config, position: done + i + 1 }));
+    return [...forward.slice(0, done).map((config, i) => ({ config, position: i + 1 })).reverse(), { config: plan.previousConfig, position: 0 }];
+}
+
 /** The stack of a VNF instance. */
 export function stackNameOf(instanceId: string): string {
     return `vnf-${instanceId}`;
@@ -467,9 +502,9 @@ export function stackNameOf(instanceId: string): string {
 
 /**
  * A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it
- * scales, a flavour change between the HA flavours).
+ * scales; a port move and a flavour change between the HA flavours for clusters).
  */
-export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; flavourChangeable?: boolean } = {}): Body {
+export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; portsMovable?: boolean; flavourChangeable?: boolean } = {}): Body {
     const self = instanceHref(baseUrl, instanceId);
     const tasks =
         state === "NOT_INSTANTIATED"
@@ -479,7 +514,7 @@ export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_I
                   ...(can.scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}),
                   heal: "heal",
                   operate: "operate",
-                  changeExtConn: "change_ext_conn",
+                  ...(can.portsMovable ? { changeExtConn: "change_ext_conn" } : {}),
                   ...(can.flavourChangeable ? { changeFlavour: "change_flavour" } : {}),
               };
     return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };

@@ -365,6 +365,8 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         const port = (i: number) => graph.named(`simple-worker-${i}-port`).inputs;
         assert.deepEqual([port(0).networkId, port(0).fixedIps], ["net-new", undefined]);
         assert.deepEqual([port(1).networkId, port(1).fixedIps], ["net-old", [{ subnetId: "sub-old", ipAddress: "10.9.0.11" }]]);
+        const trigger = (i: number) => graph.named(`simple-worker-${i}-port`).opts.replacementTrigger;
+        assert.deepEqual([trigger(0), trigger(1)], ["allocated", "10.9.0.11"], "a new fixed IP replaces the port (Neutron would change it under the running VM)");
         assert.throws(
             () => parseVnfConfig({ ...configFromPulumiMap(withSecrets(readStackConfig("simple"), PASSWORDS.simple).config).raw, workers: { count: 2, portMove: { from: { networkId: "n", fixedIps: ["10.9.0.10"] }, moved: 3 } } }, { stackName: "simple", baseDir: PROJECT_DIR }),
             (e: Error) => /workers\.portMove\.from\.subnetId/.test(e.message) && /workers\.portMove\.from\.fixedIps: has 1 address/.test(e.message) && /workers\.portMove\.moved: is 3, above workers\.count 2/.test(e.message),

@@ -7,11 +7,13 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { parseVnfConfig } from "../config/load";
 import { planFlavourChange } from "../service/flavourChange";
 import { Lab } from "./lab/lab";
 import { FakeOpenStack } from "./support/fakeOpenStack";
 import { LabStack } from "./support/labStack";
 import { failure, LabSuite, useLab } from "./support/labSuite";
+import { PROJECT_DIR } from "./support/program";
 
 /** The stand-ins' shared cluster state of one stack (see test/lab/stand-ins/common.sh). */
 function clusterState(lab: Lab, stack: string) {
@@ -373,7 +375,7 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
     });
 
     it("change_flavour podaffinity → complex, as the service plans it: one node's VM replaced per update (workers, then master-1, master-2, master-0) out of its server group; then no server group is left", async () => {
-        const { stages, config } = planFlavourChange(stack.config, { newFlavourId: "complex" });
+        const { stages, config } = planFlavourChange(stack.config, parseVnfConfig(stack.config, { stackName: "podaffinity", baseDir: PROJECT_DIR }).spec, { newFlavourId: "complex" });
         const order = [...WORKERS.slice(0, 3), "lab-master-1", "lab-master-2", "lab-master-0"];
         const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
         for (const [k, stage] of [...stages, config].entries()) {

@@ -37,6 +37,8 @@ class World {
     /** The environment each script was given (exported inside its standard input). */
     readonly scriptEnvs: Record<string, string>[] = [];
     private uploaded = "";
+    /** How a drain ends: kubectl's messages (drain.go) for its global timeout and for a pod no controller manages. */
+    drainEnds: "drained" | "timeout" | "unmanaged" = "drained";
 
     machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
         const files = state === "fresh" ? [] : state === "worker" ? [KUBELET_CONF] : [KUBELET_CONF, ADMIN_CONF, MANIFEST];
@@ -111,6 +113,13 @@ class World {
         if (/^kubectl /.test(text) && !m.files.has(ADMIN_CONF)) return fail("The connection to the server localhost:8080 was refused");
         if ((match = /^kubectl --kubeconfig \S+ get node (\S+) -o /.exec(text))) return this.nodes.has(match[1]) ? ok("True") : fail(`Error from server (NotFound): nodes "${match[1]}" not found`);
         if ((match = /^kubectl --kubeconfig \S+ delete node (\S+) /.exec(text))) return this.nodes.delete(match[1]), ok();
+        if ((match = /^kubectl --kubeconfig \S+ drain (\S+) .*--timeout=(\d+)s$/.exec(text))) {
+            const [, name, seconds] = match;
+            if (this.drainEnds === "timeout") return fail(`error: unable to drain node "${name}" due to error: [error when evicting pods/"web-0" -n "default": global timeout reached: ${seconds}s], continuing command...`);
+            if (this.drainEnds === "unmanaged") return fail(`error: unable to drain node "${name}" due to error: cannot delete Pods that declare no controller (use --force to override): default/lonely, continuing command...`);
+            return ok(`node/${name} cordoned\nnode/${name} drained`);
+        }
+        if ((match = /^kubectl --kubeconfig \S+ uncordon (\S+)$/.exec(text))) return ok(`node/${match[1]} uncordoned`);
         if ((match = / exec etcd-(\S+) -- etcdctl /.exec(text)) && !this.etcd.has(match[1])) return fail(`Error from server (NotFound): pods "etcd-${match[1]}" not found`);
         if (/ etcdctl .* member list -w json$/.test(text)) return ok(JSON.stringify({ members: [...this.etcd].map(([name, id]) => ({ ID: Number(id), name })) }));
         if ((match = / etcdctl .* member remove (\S+)$/.exec(text))) {
@@ -335,5 +344,40 @@ describe("kubeadm steps against a scripted cluster", () => {
             fresh.machine("10.0.0.5", "m-0", "fresh");
             assert.equal(await podNetworkStep.read(NO_SESSION, networkState(fresh, ["10.0.0.5"]), fresh.hosts()), undefined);
         });
+    });
+});
+
+describe("a graceful stop and the start after it (nodeService.ts, through the membership steps' update)", () => {
+    function cluster() {
+        const w = new World();
+        const master = w.machine("10.0.0.5", "m-0", "master");
+        const worker = w.machine("10.0.0.7", "w-0", "worker");
+        const inputs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60 };
+        const update = (olds: object, news: object) => workerMemberStep.update(w.session(worker.host), { ...inputs, ...olds }, { ...inputs, ...news }, w.hosts());
+        return { w, update };
+    }
+    const kubectlCalls = (w: World) => w.calls.filter((c) => / kubectl /.test(c)).map((c) => c.split(" ").slice(4, 6).join(" "));
+
+    it("draining within the stop's timeout; a drain that runs out of time lets the stop go on", async () => {
+        const { w, update } = cluster();
+        await update({}, { drained: true, stopDrainTimeoutSeconds: 5 });
+        assert.ok(w.calls.some((c) => / drain w-0 --ignore-daemonsets --delete-emptydir-data --timeout=5s$/.test(c)));
+        w.drainEnds = "timeout";
+        await update({}, { drained: true, stopDrainTimeoutSeconds: 5 });
+    });
+
+    it("any other drain failure stops the stop, saying why", async () => {
+        const { w, update } = cluster();
+        w.drainEnds = "unmanaged";
+        await assert.rejects(update({}, { drained: true, stopDrainTimeoutSeconds: 5 }), /w-0 could not be drained for the stop, so its VM keeps running[\s\S]*cannot delete Pods that declare no controller/);
+    });
+
+    it("the start uncordons a drained node once it is Ready; an undrained one is left alone", async () => {
+        const { w, update } = cluster();
+        await update({ drained: true, stopDrainTimeoutSeconds: 5 }, { drained: false });
+        assert.deepEqual(kubectlCalls(w), ["get node", "uncordon w-0"]);
+        const other = cluster();
+        await other.update({ drained: false }, { drained: false });
+        assert.deepEqual(kubectlCalls(other.w), []);
     });
 });

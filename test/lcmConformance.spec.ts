@@ -20,7 +20,16 @@ const INSTANCE = "openstack:compute/instance:Instance";
 /** Creates one server per VNFC of a simple cluster and reports it as the engine's events do. */
 class ServersRunner implements StackRunner {
     private next = 0;
+    /** The config of every `up`, in order. */
+    readonly ups: Record<string, any>[] = [];
+    /** Makes the next `up` whose config this matches fail once. */
+    failOnce?: (config: Record<string, any>) => boolean;
     async up(stack: string, config: Record<string, any>, options: RunOptions): Promise<Record<string, unknown>> {
+        this.ups.push(structuredClone(config));
+        if (this.failOnce?.(config)) {
+            this.failOnce = undefined;
+            throw new Error("stand-in: the update failed");
+        }
         const vnfcs = [{ name: `${stack}-master-0`, vduId: "masterNode", cpdId: "masterNode_CP1" }, ...Array.from({ length: config.workers?.count ?? 2 }, (_, i) => ({ name: `${stack}-worker-${i}`, vduId: "workerNode", cpdId: "workerNode_CP2" }))];
         const resources = vnfcs.map((v) => {
             const serverId = `server-${this.next++}`;
@@ -43,6 +52,7 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
     let service: Service;
     let base: string;
     let subscriber: http.Server;
+    const runner = new ServersRunner();
     const notifications: any[] = [];
     const api = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
         const r = await fetch(route.startsWith("http") ? route : `${base}${route}`, { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -76,7 +86,7 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
             });
         });
         await new Promise<void>((r) => subscriber.listen(0, "127.0.0.1", r));
-        service = await createService({ dataDir, runner: new ServersRunner(), env: {}, allowLoopbackCallbacks: true, pageSize: 2 });
+        service = await createService({ dataDir, runner, env: {}, allowLoopbackCallbacks: true, pageSize: 2 });
         base = await service.app.listen({ port: 0, host: "127.0.0.1" });
         const callbackUri = `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/cb`;
         assert.equal((await api("POST", "/vnflcm/v1/subscriptions", { callbackUri })).status, 201);
@@ -173,6 +183,33 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
             assert.equal(r.status, 400, JSON.stringify(body));
             assert.match(r.body.detail, detail);
         }
+    });
+
+    it("a multi-update operation that failed half way: retry resumes where it stopped; rollback steps back the way it came, one worker per update", async () => {
+        const { id } = await instantiated("resume");
+        const move = { extVirtualLinks: [{ id: "vl", resourceId: "net-b", extCps: [{ cpdId: "workerNode_CP2" }] }] };
+        const networks = (since: number) => runner.ups.slice(since).map((c) => `${c.workers.networkId ?? "-"}/${c.workers.portMove?.moved ?? "done"}`);
+        let since = runner.ups.length;
+        runner.failOnce = (c) => c.workers.networkId === "net-b" && !c.workers.portMove;
+        const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/change_ext_conn`, move);
+        let op = await settle(String(accepted.headers.get("location")));
+        assert.equal(op.operationState, "FAILED_TEMP");
+        assert.deepEqual(networks(since), ["net-b/1", "net-b/done"], "worker-0 moved, then the last update failed");
+        since = runner.ups.length;
+        assert.equal((await api("POST", `/vnflcm/v1/vnf_lcm_op_occs/${op.id}/retry`)).status, 202);
+        op = await settle(String(accepted.headers.get("location")));
+        assert.equal(op.operationState, "COMPLETED");
+        assert.deepEqual(networks(since), ["net-b/done"], "the retry runs only what had not succeeded");
+
+        since = runner.ups.length;
+        runner.failOnce = (c) => c.workers.networkId === "net-c" && !c.workers.portMove;
+        const second = await api("POST", `/vnflcm/v1/vnf_instances/${id}/change_ext_conn`, { extVirtualLinks: [{ ...move.extVirtualLinks[0], resourceId: "net-c" }] });
+        op = await settle(String(second.headers.get("location")));
+        assert.equal(op.operationState, "FAILED_TEMP");
+        assert.equal((await api("POST", `/vnflcm/v1/vnf_lcm_op_occs/${op.id}/rollback`)).status, 202);
+        op = await settle(String(second.headers.get("location")));
+        assert.equal(op.operationState, "ROLLED_BACK");
+        assert.deepEqual(networks(since), ["net-c/1", "net-c/done", "net-c/1", "net-b/done"], "back: worker-1 undone first, then worker-0");
     });
 
     it("operate, change_ext_conn and change_flavour: malformed bodies are 400s naming the field; STOPPED shows in vnfState, and a heal is then a 409", async () => {

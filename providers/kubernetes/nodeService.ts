@@ -5,7 +5,7 @@
  * and its start leave the nodes as they are: the kubelet comes back by itself.
  * Serialized with the providers: node built-ins, the transport and kubeadm.ts only.
  */
-import { Hosts } from "../step";
+import type { Hosts } from "../step";
 import { RemoteCommandError } from "../transport/ssh";
 import { ControlPlaneRef, kubectl, NodeStatus, nodeStatus, onControlPlane } from "./kubeadm";
 
@@ -48,7 +48,11 @@ async function drainForStop(hosts: Hosts, controlPlanes: ControlPlaneRef[], labe
             await kubectl(cp, ["drain", nodeName, "--ignore-daemonsets", "--delete-emptydir-data", `--timeout=${timeoutSeconds}s`], { timeoutMs: (timeoutSeconds + 30) * 1000 });
             console.log(`[${label} ${nodeName}] cordoned and drained for the stop`);
         } catch (e) {
-            if (!(e instanceof RemoteCommandError)) throw e;
+            // kubectl's own deadline (drain.go: "global timeout reached") is the graceful stop timeout running
+            // out; anything else (no cordon, pods no controller manages, no API server) stops the stop.
+            if (!(e instanceof RemoteCommandError) || !/global timeout reached/.test(e.message)) {
+                throw new Error(`${nodeName} could not be drained for the stop, so its VM keeps running (fix the cause and run the stop again):\n${(e as Error).message}`);
+            }
             console.log(`[${label} ${nodeName}] cordoned; its drain did not finish within ${timeoutSeconds} s (the graceful stop timeout), so the stop goes on:\n${e.message}`);
         }
     });
