@@ -161,6 +161,16 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
         assert.deepEqual(list.map((s: any) => s.ID), [subscriptionId]);
     });
 
+    it("versions and subsc show (client): the API version the client asks for, with and without a major version; the subscription with its filter", async () => {
+        for (const args of [[], ["--major-version", "1"]]) {
+            const versions = await json("versions", ...args);
+            assert.deepEqual(versions.apiVersions.map((v: any) => v.version), ["1.3.0"], args.join(" "));
+        }
+        const shown = await json("subsc", "show", subscriptionId);
+        assert.deepEqual([shown.ID, shown["Callback URI"]], [subscriptionId, callback.url]);
+        assert.deepEqual(shown.Filter.notificationTypes, ["VnfIdentifierCreationNotification", "VnfIdentifierDeletionNotification"]);
+    });
+
     it("create: 201 with the instance, NOT_INSTANTIATED, and a creation notification to the subscriber", async () => {
         const created = await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-simple", "--description", "seed 004 simple");
         instanceId = created.ID;
