@@ -31,14 +31,14 @@ export function planExtConnChange(current: Config, spec: VnfSpec, params: Body):
     if (spec.kind !== "cluster") throw unprocessable("extVirtualLinks: a registry VNF's address is what every cluster's registry connection names; it does not move");
     const { workers } = spec;
     const target = requestedPlacement(params, workers.connectionPoint, spec.masters.connectionPoint, workers.count);
-    const now: PortPlacement = { networkId: workers.server.networkId, ...(workers.server.subnetId ? { subnetId: workers.server.subnetId } : {}), ...(workers.fixedIps.length ? { fixedIps: workers.fixedIps } : {}) };
+    const now = placement(workers.server.networkId, workers.server.subnetId, workers.fixedIps);
     const move = workers.portMove;
     let from: PortPlacement = now;
     let done = 0;
     if (move) {
         // A move stopped half way: the group's placement is already its target.
         if (!samePlacement(target, now)) throw conflict(`a move of ${workers.connectionPoint} to network ${now.networkId} stopped after ${move.moved} of ${workers.count} workers; send that request again to finish it`);
-        from = { networkId: move.from.networkId, ...(move.from.subnetId ? { subnetId: move.from.subnetId } : {}), ...(move.from.fixedIps.length ? { fixedIps: move.from.fixedIps } : {}) };
+        from = placement(move.from.networkId, move.from.subnetId, move.from.fixedIps);
         done = move.moved;
     } else if (samePlacement(target, now)) {
         throw conflict(`${workers.connectionPoint} is already on network ${target.networkId} with these addresses`);
@@ -89,7 +89,12 @@ function placementOf(link: Body, cp: Body, field: string, workerCount: number): 
     if (subnets.length > 1) throw unprocessable(`${field}.cpConfig: the workers' ports are on one subnet, not ${subnets.join(", ")}`);
     if (fixedIps.length && !subnets.length) throw new ProblemError(400, `${field}.cpConfig: fixedAddresses need the subnetId they belong to`);
     if (fixedIps.length && fixedIps.length < workerCount) throw new ProblemError(400, `${field}.cpConfig: ${fixedIps.length} fixedAddresses for ${workerCount} workers; give one per worker`);
-    return { networkId: link.resourceId, ...(subnets.length ? { subnetId: subnets[0] } : {}), ...(fixedIps.length ? { fixedIps } : {}) };
+    return placement(link.resourceId, subnets[0], fixedIps);
+}
+
+/** A placement as the stack config holds it: no subnet or address list where there is none. */
+function placement(networkId: string, subnetId: string | undefined, fixedIps: string[]): PortPlacement {
+    return { networkId, ...(subnetId ? { subnetId } : {}), ...(fixedIps.length ? { fixedIps } : {}) };
 }
 
 function samePlacement(a: PortPlacement, b: PortPlacement): boolean {

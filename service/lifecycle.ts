@@ -198,6 +198,11 @@ export class Lifecycle {
                 throw e;
             }
         };
+        // An operation of several updates: each config checked, the config before kept for rollback.
+        const staged = ({ stages, config }: { stages: Record<string, unknown>[]; config: Record<string, unknown> }, source: string): Plan => {
+            for (const c of [...stages, config]) check(c, source);
+            return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+        };
         switch (operation) {
             case "INSTANTIATE": {
                 let converted;
@@ -269,12 +274,9 @@ export class Lifecycle {
                 if (params.gracefulStopTimeout !== undefined && params.stopType !== "GRACEFUL") throw new ProblemError(400, "gracefulStopTimeout: only for stopType GRACEFUL");
                 if (params.changeStateTo === operate.vnfState) throw conflict(`VNF instance ${instance.id} is already ${operate.vnfState}`);
                 const at = (changes: Body) => ({ ...current, operate: { ...operate, ...changes } });
-                const previous = { previousConfig: current, vimId: instance.__vimId as string | undefined };
                 if (params.changeStateTo === "STARTED") {
                     // One update: each VM is powered on, then its node is uncordoned once Ready (if it was drained).
-                    const config = at({ vnfState: "STARTED", drained: false });
-                    check(config, "operate request");
-                    return { config, ...previous };
+                    return staged({ stages: [], config: at({ vnfState: "STARTED", drained: false }) }, "operate request");
                 }
                 // SOL003 StopType: FORCEFUL is the default. A stop is two updates, because a VM is updated
                 // before the steps that depend on it: first, with the VMs running, whatever the steps have pending
@@ -284,20 +286,13 @@ export class Lifecycle {
                 // and a timeout of 0 leaves no time to drain: their graceful stop is a forceful one.
                 const graceful = params.stopType === "GRACEFUL" && params.gracefulStopTimeout !== 0 && (current?.vnfKind ?? "cluster") === "cluster" && !current?.kubespray;
                 const drain = graceful ? { drained: true, drainTimeout: params.gracefulStopTimeout ?? operate.drainTimeout ?? 60 } : {};
-                const stages = [at({ vnfState: "STARTED", ...drain })];
-                const config = at({ vnfState: "STOPPED", ...drain });
-                for (const c of [...stages, config]) check(c, "operate request");
-                return { stages, config, ...previous };
+                return staged({ stages: [at({ vnfState: "STARTED", ...drain })], config: at({ vnfState: "STOPPED", ...drain }) }, "operate request");
             }
-            case "CHANGE_EXT_CONN": {
-                const { stages, config } = planExtConnChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params);
-                for (const c of [...stages, config]) check(c, "change_ext_conn request");
-                return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
-            }
+            case "CHANGE_EXT_CONN":
+                return staged(planExtConnChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params), "change_ext_conn request");
             case "CHANGE_FLAVOUR": {
-                const { stages, config } = planFlavourChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params);
-                for (const c of [...stages, config]) check(c, "change_flavour request");
-                return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined, flavourId: String(config.flavour) };
+                const plan = staged(planFlavourChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params), "change_flavour request");
+                return { ...plan, flavourId: String(plan.config!.flavour) };
             }
             case "TERMINATE":
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };

@@ -46,6 +46,14 @@ export function kubectl(s: SshSession, args: string[], options: { allowFailure?:
     return s.exec(sh`kubectl --kubeconfig ${ADMIN_KUBECONFIG} ${args}`, { sudo: true, ...options });
 }
 
+/**
+ * Cordons and drains a node (DaemonSet pods stay, emptyDir data goes) within kubectl's own `--timeout`; the
+ * command's deadline leaves kubectl 30 s more to say why it stopped.
+ */
+export function drainNode(cp: SshSession, name: string, timeoutSeconds: number) {
+    return kubectl(cp, ["drain", name, "--ignore-daemonsets", "--delete-emptydir-data", `--timeout=${timeoutSeconds}s`], { timeoutMs: (timeoutSeconds + 30) * 1000 });
+}
+
 /** Whether this host is a working control-plane node: it has the admin kubeconfig. */
 export async function isControlPlane(s: SshSession): Promise<boolean> {
     return (await s.exec(sh`test -f ${ADMIN_KUBECONFIG}`, { sudo: true, allowFailure: true })).code === 0;

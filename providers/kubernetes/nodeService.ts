@@ -7,7 +7,7 @@
  */
 import type { Hosts } from "../step";
 import { RemoteCommandError } from "../transport/ssh";
-import { ControlPlaneRef, kubectl, NodeStatus, nodeStatus, onControlPlane } from "./kubeadm";
+import { ControlPlaneRef, drainNode, kubectl, NodeStatus, nodeStatus, onControlPlane } from "./kubeadm";
 
 /** The inputs a membership carries for it. */
 export interface ServiceInputs {
@@ -45,7 +45,7 @@ export async function changeService(hosts: Hosts, controlPlanes: ControlPlaneRef
 async function drainForStop(hosts: Hosts, controlPlanes: ControlPlaneRef[], label: string, nodeName: string, timeoutSeconds: number): Promise<void> {
     await onControlPlane(hosts, controlPlanes, async (cp) => {
         try {
-            await kubectl(cp, ["drain", nodeName, "--ignore-daemonsets", "--delete-emptydir-data", `--timeout=${timeoutSeconds}s`], { timeoutMs: (timeoutSeconds + 30) * 1000 });
+            await drainNode(cp, nodeName, timeoutSeconds);
             console.log(`[${label} ${nodeName}] cordoned and drained for the stop`);
         } catch (e) {
             // kubectl's own deadline (drain.go: "global timeout reached") is the graceful stop timeout running

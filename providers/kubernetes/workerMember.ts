@@ -11,7 +11,7 @@ import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
 import { changeService, validateService } from "./nodeService";
-import { clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -85,7 +85,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
         await onControlPlane(hosts, outs.controlPlanes, async (cp) => {
             if ((await nodeStatus(cp, outs.nodeName)) === undefined) return;
             try {
-                await kubectl(cp, ["drain", outs.nodeName, "--ignore-daemonsets", "--delete-emptydir-data", `--timeout=${timeout}s`], { timeoutMs: (timeout + 30) * 1000 });
+                await drainNode(cp, outs.nodeName, timeout);
             } catch (e) {
                 if (!(e instanceof RemoteCommandError)) throw e;
                 throw new Error(
