@@ -7,7 +7,9 @@ import { controlPlaneEndpoint } from "./kubeadmPlan";
 import { NodeGroup } from "./nodeGroup";
 import { NFS_RULES, nodeRules, SecurityGroup, sshAndPortRules, VRRP_RULES } from "./securityGroups";
 import { Server } from "./server";
+import { PersistentVolumes } from "./persistentVolumes";
 import { StorageServer } from "./storageServer";
+import { persistentVolumeName } from "./storagePlan";
 import { VnfcResource, vnfcOf } from "./vnfc";
 
 export interface KubernetesClusterArgs {
@@ -28,6 +30,8 @@ export class KubernetesCluster extends pulumi.ComponentResource {
     /** Address the Kubernetes API is reached on: the VIP with HAProxy's port (HA) or the master's API port. */
     readonly controlPlaneEndpoint: pulumi.Output<string>;
     readonly storageServer?: StorageServer;
+    /** The PersistentVolumes of the VNF package, on the storage server's exports. */
+    readonly persistentVolumes?: PersistentVolumes;
     readonly externalLoadBalancer?: Server;
     readonly ansibleServer?: Server;
     /** Kubernetes installed with kubeadm (absent when kubespray installs it). */
@@ -125,11 +129,37 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                 { groupName: `${vnf}-nfs`, description: `NFS exports of ${vnf}`, rules: NFS_RULES, allowedCidrs: [], membersGroupId: nodesSg.group.id },
                 child,
             );
+            const manifests = spec.persistentVolumes.map((pv) => pv.manifest);
             this.storageServer = new StorageServer(
                 `${name}-storage`,
-                { vnfName: vnf, spec: spec.storageServer, securityGroupIds: [nodesSg.group.id, nfsSg.group.id], keyPairName: keyPair?.name },
+                {
+                    vnfName: vnf,
+                    spec: spec.storageServer,
+                    securityGroupIds: [nodesSg.group.id, nfsSg.group.id],
+                    keyPairName: keyPair?.name,
+                    sshPrivateKey: spec.ssh.privateKey,
+                    healGeneration: spec.heal.nodes.storage ?? 0,
+                    persistentVolumes: manifests.map(persistentVolumeName),
+                    controlPlanes: this.kubeadm?.controlPlanes,
+                    proxy: this.kubeadm?.proxy,
+                    cluster: this.kubeadm?.init,
+                },
                 child,
             );
+            if (this.kubeadm && manifests.length) {
+                this.persistentVolumes = new PersistentVolumes(
+                    `${name}-pv`,
+                    {
+                        manifests,
+                        serverAddress: this.storageServer.server.address,
+                        provider: this.kubeadm.kubernetesProvider(),
+                        clusterId: this.kubeadm.init.caCertHash,
+                        cluster: this.kubeadm.init,
+                        exports: this.storageServer.nfs,
+                    },
+                    child,
+                );
+            }
             vnfcs.push(vnfcOf(this.storageServer.server, `${vnf}-storage`, "storage_server", spec.storageServer.connectionPoint));
         }
 

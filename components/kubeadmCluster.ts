@@ -1,3 +1,4 @@
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ClusterSpec, NodeGroupSpec } from "../config/spec";
 import { ApiLoadBalancer } from "../providers/kubernetes/apiLoadBalancer";
@@ -9,8 +10,10 @@ import { NodeLabels } from "../providers/kubernetes/nodeLabels";
 import { KubernetesNode } from "../providers/kubernetes/nodePrep";
 import { PodNetwork } from "../providers/kubernetes/podNetwork";
 import { WorkerMember } from "../providers/kubernetes/workerMember";
+import { NfsClient } from "../providers/storage/nfsClient";
 import { SshTarget } from "../providers/transport/ssh";
-import { clusterSettings, controlPlaneEndpoint, hostsEntries, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
+import { NodeProxy } from "../providers/kubernetes/nodePrep";
+import { apiAccessEndpoint, apiCertSans, clusterSettings, controlPlaneEndpoint, hostsEntries, kubeconfigAt, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
 import { Server } from "./server";
 
 export interface KubeadmClusterArgs {
@@ -27,10 +30,10 @@ export interface KubeadmClusterArgs {
 }
 
 /**
- * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode → membership (→ labels),
- * each taking its parent's VM id as an input, so replacing a VM replaces its chain in order (the
- * membership's delete drains first). After the init the masters join one at a time, and the pod network
- * is applied, after which the workers join in parallel.
+ * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode (→ NfsClient, with a
+ * storage server) → membership (→ labels), each taking its parent's VM id as an input, so replacing a VM
+ * replaces its chain in order (the membership's delete drains first). After the init the masters join one
+ * at a time, and the pod network is applied, after which the workers join in parallel.
  */
 export class KubeadmCluster extends pulumi.ComponentResource {
     readonly init: KubeadmInit;
@@ -39,8 +42,19 @@ export class KubeadmCluster extends pulumi.ComponentResource {
     readonly workerMembers: WorkerMember[];
     readonly endpoint: pulumi.Output<string>;
     readonly kubeconfig: pulumi.Output<string>;
+    /** Every master with its login, pinned to its current host key (secret), for steps that run kubectl. */
+    readonly controlPlanes: pulumi.Output<ControlPlaneRef[]>;
+    /** The nodes' proxy settings. */
+    readonly proxy: pulumi.Output<NodeProxy>;
+    /** The admin kubeconfig with the server this machine reaches the API at (secret). */
+    readonly apiKubeconfig: pulumi.Output<string>;
+    private provider?: k8s.Provider;
 
-    constructor(name: string, args: KubeadmClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    constructor(
+        private readonly name: string,
+        args: KubeadmClusterArgs,
+        opts?: pulumi.ComponentResourceOptions,
+    ) {
         super("k8s-vnf:kubernetes:KubeadmCluster", name, {}, opts);
         const built = buildKubeadmCluster(name, args, this);
         this.init = built.init;
@@ -49,7 +63,17 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.workerMembers = built.workerMembers;
         this.endpoint = built.endpoint;
         this.kubeconfig = built.init.kubeconfig;
+        this.controlPlanes = built.controlPlanes;
+        this.proxy = built.proxy;
+        const access = pulumi.all([args.masters[0].sshAddress, this.endpoint]).apply(([address, endpoint]) => apiAccessEndpoint(args.spec, address, endpoint));
+        this.apiKubeconfig = pulumi.secret(pulumi.all([this.kubeconfig, access]).apply(([kubeconfig, endpoint]) => kubeconfigAt(kubeconfig, endpoint)));
         this.registerOutputs({ endpoint: this.endpoint, kubeconfig: this.kubeconfig });
+    }
+
+    /** The @pulumi/kubernetes provider of this cluster, made with its first use. */
+    kubernetesProvider(): k8s.Provider {
+        this.provider ??= new k8s.Provider(`${this.name}-api`, { kubeconfig: this.apiKubeconfig }, { parent: this });
+        return this.provider;
     }
 }
 
@@ -70,7 +94,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     const proxy = pulumi.all([plannedMasters, vip]).apply(([masters, v]) => nodeProxy(spec, masters, v));
     const endpoint = pulumi.all([plannedMasters, vip]).apply(([masters, v]) => controlPlaneEndpoint(spec, masters, v));
 
-    const prepare = (server: Server, group: NodeGroupSpec, index: number) =>
+    const prepareNode = (server: Server, group: NodeGroupSpec, index: number) =>
         new KubernetesNode(
             `${name}-${group.role}-${index}-node`,
             {
@@ -84,6 +108,14 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             },
             child,
         );
+    // With a storage server, a node joins once it can mount its PersistentVolumes.
+    const prepare = (server: Server, group: NodeGroupSpec, index: number) => {
+        const node = prepareNode(server, group, index);
+        const client = spec.storageServer
+            ? new NfsClient(`${name}-${group.role}-${index}-nfs-client`, { connection: connectionOf(spec, group, server), vmId: node.vmId, nodeName: server.vmName }, child)
+            : undefined;
+        return Object.assign(node, { readyVmId: (client ?? node).vmId });
+    };
 
     const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));
     const controlPlaneRefs: pulumi.Output<ControlPlaneRef>[] = args.masters.map((server, i) =>
@@ -100,7 +132,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                       `${name}-master-${i}-api-lb`,
                       {
                           connection: connectionOf(spec, spec.masters, server),
-                          vmId: masterNodes[i].vmId,
+                          vmId: masterNodes[i].readyVmId,
                           address: server.address,
                           vip: vip.apply((v) => v!),
                           routerId: vip.apply((v) => vrrpRouterId(v!)),
@@ -124,6 +156,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             endpoint,
             // The masters' current host keys: an update, never a replacement, when a master's VM is replaced.
             controlPlanes: pulumi.all(controlPlaneRefs),
+            certSans: pulumi
+                .all([pulumi.all(args.masters.map((m) => pulumi.all([m.address, m.sshAddress]).apply(([address, sshAddress]) => ({ address, sshAddress })))), vip])
+                .apply(([masters, v]) => apiCertSans(masters, v)),
             ...clusterSettings(spec),
         },
         // Nothing from the first VM replaces the init: healing that VM must not re-create the cluster.
@@ -160,7 +195,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 `${name}-master-${i}-member`,
                 {
                     connection: connectionOf(spec, spec.masters, server),
-                    vmId: (loadBalancers[i] ?? masterNodes[i]).vmId,
+                    vmId: loadBalancers[i]?.vmId ?? masterNodes[i].readyVmId,
                     nodeName: server.vmName,
                     address: server.address,
                     apiServerPort: spec.controlPlane.apiServerPort,
@@ -181,7 +216,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             `${name}-worker-${i}-member`,
             {
                 connection: connectionOf(spec, spec.workers, server),
-                vmId: node.vmId,
+                vmId: node.readyVmId,
                 nodeName: server.vmName,
                 endpoint,
                 caCertHash: init.caCertHash,
@@ -209,5 +244,5 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         return member;
     });
 
-    return { init, podNetwork, masterMembers, workerMembers, endpoint };
+    return { init, podNetwork, masterMembers, workerMembers, endpoint, controlPlanes: pulumi.all(controlPlaneRefs), proxy };
 }

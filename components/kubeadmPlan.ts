@@ -3,6 +3,7 @@
  * addresses. The component wires these to resource outputs; the lab tests and the bench call them with
  * lab addresses, so both run the same plan.
  */
+import * as YAML from "yaml";
 import { ClusterSpec } from "../config/spec";
 import { HostsEntry, NodeProxy } from "../providers/kubernetes/nodePrep";
 
@@ -69,4 +70,29 @@ export function workerLabels(spec: ClusterSpec): { labels: Record<string, string
     const computeHostLabel = spec.flavour === "podaffinity" ? "CIS-node" : "";
     if (!zone && !computeHostLabel) return undefined;
     return { labels: zone ? { "topology.kubernetes.io/zone": zone, "kubernetes.io/zone": zone } : {}, computeHostLabel };
+}
+
+/**
+ * Names the API server certificate carries besides what kubeadm puts there itself (the node's advertise
+ * address, `controlPlaneEndpoint`'s host, the service IP, the node names): the VIP and the masters'
+ * floating IPs, so clients reaching the API by any of them verify it (kubeadm v1beta4 `apiServer.certSANs`).
+ */
+export function apiCertSans(masters: { address: string; sshAddress: string }[], vip?: string): string[] {
+    const extra = [...(vip ? [vip] : []), ...masters.filter((m) => m.sshAddress !== m.address).map((m) => m.sshAddress)];
+    return [...new Set(extra)];
+}
+
+/** Where the machine running Pulumi reaches the API: the control-plane endpoint (HA), else the first master's floating IP or address. */
+export function apiAccessEndpoint(spec: ClusterSpec, firstMasterSshAddress: string, endpoint: string): string {
+    if (spec.ha) return endpoint;
+    const host = firstMasterSshAddress.includes(":") ? `[${firstMasterSshAddress}]` : firstMasterSshAddress;
+    return `${host}:${spec.controlPlane.apiServerPort}`;
+}
+
+/** The admin kubeconfig with every cluster's server set to `https://<endpoint>` (credentials and CA kept). */
+export function kubeconfigAt(adminKubeconfig: string, endpoint: string): string {
+    const doc = YAML.parse(adminKubeconfig) as { clusters?: { cluster?: { server?: string } }[] } | null;
+    if (!doc?.clusters?.length) throw new Error("the cluster's admin kubeconfig lists no cluster");
+    for (const c of doc.clusters) if (c.cluster) c.cluster.server = `https://${endpoint}`;
+    return YAML.stringify(doc);
 }

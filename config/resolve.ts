@@ -159,6 +159,10 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     }
 
     for (const key of Object.keys(config.heal.nodes)) {
+        if (key === "storage") {
+            if (!config.storageServer) c.fail("heal.nodes.storage", "this cluster has no storageServer");
+            continue;
+        }
         const [role, index] = key.split("-");
         const group = role === "master" ? masters : workers;
         if (Number(index) >= group.count) c.fail(`heal.nodes.${key}`, `there is no ${key}: ${group.count} ${role}(s), numbered from 0`);
@@ -189,9 +193,20 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
 
     const storageServer = config.storageServer && resolveStorage(config, c, sshKey);
     if (config.persistentVolumes.length && !storageServer) c.fail("persistentVolumes", "needs a storageServer to serve the NFS exports");
-    const persistentVolumes = config.persistentVolumes.map((pv, i) => ({
-        manifestFile: files.check(`persistentVolumes[${i}].manifestFile`, pv.manifestFile, PV_MANIFEST),
-    }));
+    if (config.persistentVolumes.length && config.kubespray) c.fail("persistentVolumes", "are registered through the kubeadm cluster's API; a kubespray cluster does not have one in this stack");
+    const persistentVolumes = config.persistentVolumes.map((pv, i) => {
+        const field = `persistentVolumes[${i}].manifestFile`;
+        const file = files.read(field, pv.manifestFile, PV_MANIFEST);
+        const manifest = file.text === undefined ? {} : (YAML.parse(file.text) as Record<string, unknown>);
+        return { manifestFile: file.path, manifest };
+    });
+    const pvNames = new Map<string, number>();
+    persistentVolumes.forEach((pv, i) => {
+        const name = (pv.manifest.metadata as { name?: string } | undefined)?.name;
+        if (name === undefined) return;
+        if (pvNames.has(name)) c.fail(`persistentVolumes[${i}].manifestFile`, `registers PersistentVolume ${name}, as persistentVolumes[${pvNames.get(name)}] does`);
+        pvNames.set(name, i);
+    });
 
     const seenServers = new Map<string, number>();
     const privateRegistries = config.privateRegistries.map((r, i) => {
@@ -303,8 +318,9 @@ function resolveStorage(config: StackConfig, c: Checker, sshKey: boolean): Clust
     return {
         server: resolveServer(config, "storageServer", s, c, sshKey),
         connectionPoint: s.connectionPoint,
-        volumes: s.volumes,
-        exports: s.exports.map((e) => ({ dir: e.dir, exportTo: parseCidr(e.exportTo)!.text })),
+        volumes: s.volumes.map((v) => ({ ...v, mountTo: v.mountTo.replace(/\/+$/, "") })),
+        exports: s.exports.map((e) => ({ dir: e.dir.replace(/\/+$/, ""), exportTo: parseCidr(e.exportTo)!.text, squash: e.squash, insecure: e.insecure })),
+        healWhileInUse: s.healWhileInUse,
     };
 }
 
@@ -401,9 +417,14 @@ class PackageFiles {
 
     /** Returns the absolute path; reports a missing package dir, a missing file, one that is no fit to read, or bad content. */
     check(field: string, relative: string, kind: PackageFileKind): string {
+        return this.read(field, relative, kind).path;
+    }
+
+    /** As {@link check}, with the text read when the file passed (a whole-file kind only). */
+    read(field: string, relative: string, kind: PackageFileKind): { path: string; text?: string } {
         if (this.root === undefined) {
             if (this.required) this.c.fail(field, "refers to a package file: set `packageDir`");
-            return relative;
+            return { path: relative };
         }
         const full = path.join(this.root, relative);
         let real: string;
@@ -411,20 +432,23 @@ class PackageFiles {
             real = fs.realpathSync(full);
         } catch {
             this.c.fail(field, `${relative} does not exist in the package directory`);
-            return full;
+            return { path: full };
         }
         if (!real.startsWith(fs.realpathSync(this.root) + path.sep)) {
             this.c.fail(field, `${relative} leads outside the package directory`);
-            return full;
+            return { path: full };
         }
         const read = readRegularFile(real, kind.read);
         if ("problem" in read) {
             this.c.fail(field, `${relative} ${read.problem}`);
-            return real;
+            return { path: real };
         }
         const problem = kind.check(read.bytes.toString("latin1"));
-        if (problem) this.c.fail(field, `${relative}: ${problem}`);
-        return real;
+        if (problem) {
+            this.c.fail(field, `${relative}: ${problem}`);
+            return { path: real };
+        }
+        return { path: real, text: "whole" in kind.read ? read.bytes.toString("utf8") : undefined };
     }
 }
 

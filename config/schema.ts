@@ -105,8 +105,11 @@ export const HealSchema = z
     .object({
         /** Raise to rebuild the entire cluster: every master and worker VM is replaced and kubeadm init runs again. */
         generation: z.number().int().min(0).default(0),
-        /** Per node (`master-<i>`, `worker-<i>`): raise to replace that node's VM, which then rejoins. */
-        nodes: z.record(z.string().regex(/^(master|worker)-\d+$/, "must be master-<index> or worker-<index>"), z.number().int().min(0)).default({}),
+        /**
+         * Per node (`master-<i>`, `worker-<i>`): raise to replace that node's VM, which then rejoins; `storage`:
+         * raise to replace the storage server's VM, which gets the same volumes and address back.
+         */
+        nodes: z.record(z.string().regex(/^((master|worker)-\d+|storage)$/, "must be master-<index>, worker-<index> or storage"), z.number().int().min(0)).default({}),
     })
     .strict();
 
@@ -219,8 +222,31 @@ export const StorageServerSchema = z
                     .strict(),
             )
             .min(1),
-        /** NFS exports: each directory must lie on a mounted volume. */
-        exports: z.array(z.object({ dir: remotePath, exportTo: cidr }).strict()).min(1),
+        /** NFS exports (NFSv4): each directory must lie on a mounted volume. */
+        exports: z
+            .array(
+                z
+                    .object({
+                        /** Directory exported; created (owned by the anonymous ids) when missing. */
+                        dir: remotePath,
+                        /** Clients allowed to mount it. */
+                        exportTo: cidr,
+                        /**
+                         * Whose ids are mapped to the anonymous user: `root` (root_squash, the default), `all`
+                         * (all_squash, what Tacker's driver exported) or `none` (no_root_squash).
+                         */
+                        squash: z.enum(["root", "all", "none"]).default("root"),
+                        /** Accept clients from unprivileged source ports (Tacker's `insecure`). */
+                        insecure: z.boolean().default(false),
+                    })
+                    .strict(),
+            )
+            .min(1),
+        /**
+         * Heal (replace) the storage server even while a registered PersistentVolume is Bound: the clients'
+         * I/O pauses until the new VM serves the same volumes at the same address, as across a server reboot.
+         */
+        healWhileInUse: z.boolean().default(false),
     })
     .strict();
 

@@ -39,11 +39,30 @@ export interface NodeGroupSpec {
     portMove?: { from: { networkId: string; subnetId?: string; fixedIps: string[] }; moved: number };
 }
 
+export interface NfsExportSpec {
+    /** Without a trailing slash. */
+    dir: string;
+    /** A normalized CIDR. */
+    exportTo: string;
+    squash: "root" | "all" | "none";
+    insecure: boolean;
+}
+
 export interface StorageServerSpec {
     server: ServerSpec;
     connectionPoint: string;
+    /** `mountTo` without a trailing slash. */
     volumes: { name: string; sizeGb: number; volumeType?: string; mountTo: string }[];
-    exports: { dir: string; exportTo: string }[];
+    exports: NfsExportSpec[];
+    healWhileInUse: boolean;
+}
+
+/** A PersistentVolume manifest from the VNF package. */
+export interface PersistentVolumeSpec {
+    /** Absolute path of the manifest. */
+    manifestFile: string;
+    /** The manifest as parsed (checked: a PersistentVolume with a name and an NFS path). */
+    manifest: Record<string, unknown>;
 }
 
 export interface PrivateRegistryConnectionSpec {
@@ -122,8 +141,7 @@ export interface ClusterSpec {
     /** A change between the HA flavours under way: the nodes (`master-<i>`, `worker-<i>`) that have `flavour`. */
     flavourChange?: { from: "complex" | "podaffinity"; moved: string[] };
     storageServer?: StorageServerSpec;
-    /** Absolute paths of the PersistentVolume manifests. */
-    persistentVolumes: { manifestFile: string }[];
+    persistentVolumes: PersistentVolumeSpec[];
     privateRegistries: PrivateRegistryConnectionSpec[];
     kubespray?: KubesprayAnsibleSpec;
     externalLoadBalancer?: ExternalLoadBalancerSpec;

@@ -19,6 +19,10 @@ const T = {
     master: "pulumi-nodejs:dynamic/k8s-vnf:ControlPlaneMember",
     worker: "pulumi-nodejs:dynamic/k8s-vnf:WorkerMember",
     labels: "pulumi-nodejs:dynamic/k8s-vnf:NodeLabels",
+    nfsServer: "pulumi-nodejs:dynamic/k8s-vnf:NfsServer",
+    nfsClient: "pulumi-nodejs:dynamic/k8s-vnf:NfsClient",
+    pv: "kubernetes:core/v1:PersistentVolume",
+    k8sProvider: "pulumi:providers:kubernetes",
 };
 
 /** The `openstack:*` credentials a podaffinity stack needs for its compute-host labels. */
@@ -155,6 +159,72 @@ describe("resource graphs of the example stacks", () => {
         assert.deepEqual(rulePorts(graph, "storage-nfs-sg").sort(), ["tcp:111-111:group", "tcp:2049-2049:group", "udp:111-111:group", "udp:2049-2049:group"]);
         assert.equal(graph.named("storage-nfs-sg-nfs-tcp").inputs.remoteGroupId, "storage-nodes-sg-group-id", "NFS is open to the cluster nodes only");
         assert.ok(outputs.storageServerAddress);
+    });
+
+    it("storage: the server's VM boots on a port of its own; a storage heal (heal.nodes.storage) replaces that VM only", async () => {
+        const { graph } = await build("storage");
+        const vm = graph.named("storage-storage-server-vm");
+        assert.deepEqual(vm.inputs.networks, [{ port: "storage-storage-server-port-id" }], "the address is the port's, which outlives the VM");
+        assert.equal(vm.opts.replacementTrigger, "0");
+        const healed = await build("storage", (raw) => (raw.heal = { nodes: { storage: 1 } }));
+        assert.equal(healed.graph.named("storage-storage-server-vm").opts.replacementTrigger, "1");
+        for (const other of healed.graph.ofType(T.instance).filter((r) => r.name !== "storage-storage-server-vm")) {
+            assert.equal(other.opts.replacementTrigger, graph.named(other.name).opts.replacementTrigger, other.name);
+        }
+    });
+
+    it("storage: the NFS server step on the attached volumes: serials, exports with pinned fsids and root_squash, PV names to check, logins secret", async () => {
+        const { graph } = await build("storage");
+        const nfs = graph.named("storage-storage-nfs");
+        assert.equal(nfs.type, T.nfsServer);
+        assert.equal(nfs.inputs.vmId, "storage-storage-server-vm-id", "through the attachment");
+        assert.deepEqual(nfs.inputs.volumes, [{ serial: "storage-storage-volu", mountTo: "/volume" }], "the Cinder id cut to 20 characters");
+        const lines = String(nfs.inputs.exportsFile).split("\n").filter((l) => l.startsWith("/"));
+        assert.deepEqual(
+            lines.map((l) => l.replace(/fsid=\d+/, "fsid=N")),
+            [1, 2, 3].map((i) => `/volume/nfs/pv${i} 10.10.0.0/24(rw,sync,no_subtree_check,root_squash,sec=sys,fsid=N)`),
+        );
+        assert.equal(new Set(lines.map((l) => /fsid=(\d+)/.exec(l)![1])).size, 3, "one fsid per export");
+        assert.deepEqual(nfs.inputs.exportDirs, ["/volume/nfs/pv1", "/volume/nfs/pv2", "/volume/nfs/pv3"]);
+        assert.deepEqual(nfs.inputs.persistentVolumes, ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);
+        assert.equal(nfs.inputs.healWhileInUse, false);
+        assert.ok(isSecret(nfs.inputs.connection) && isSecret(nfs.inputs.controlPlanes), "logins are secret");
+        assert.equal(nfs.opts.deleteBeforeReplace, true);
+        assert.ok(nfs.opts.deletedWith, "deleted with the cluster: a terminate does not wait on claims");
+        const tacker = await build("storage", (raw) => (raw.storageServer.exports[0] = { ...raw.storageServer.exports[0], squash: "all", insecure: true }));
+        assert.match(String(tacker.graph.named("storage-storage-nfs").inputs.exportsFile), /^\/volume\/nfs\/pv1 10\.10\.0\.0\/24\(rw,sync,no_subtree_check,all_squash,insecure,sec=sys,fsid=\d+\)$/m);
+    });
+
+    it("storage: every master and worker gets the NFS client, on its VM (the order is the lab's to show)", async () => {
+        const { graph } = await build("storage");
+        const clients = graph.ofType(T.nfsClient);
+        assert.deepEqual(clients.map((r) => r.name).sort(), ["storage-kubeadm-master-0-nfs-client", "storage-kubeadm-worker-0-nfs-client", "storage-kubeadm-worker-1-nfs-client"]);
+        for (const c of clients) {
+            const vm = c.name.replace("storage-kubeadm-", "storage-").replace("-nfs-client", "-vm-id");
+            assert.equal(c.inputs.vmId, vm);
+            assert.equal(c.inputs.nodeName, vm.replace(/-vm-id$/, ""));
+            assert.ok(isSecret(c.inputs.connection));
+        }
+        assert.equal((await build("simple")).graph.count(T.nfsClient), 0, "no storage server, no client");
+    });
+
+    it("storage: the package's PVs through @pulumi/kubernetes, the storage server's address in place of the manifest's, on the cluster's kubeconfig (secret)", async () => {
+        const { graph, outputs } = await build("storage");
+        const pvs = graph.ofType(T.pv);
+        assert.deepEqual(pvs.map((p) => p.name).sort(), ["storage-pv-nfs-pv1", "storage-pv-nfs-pv2", "storage-pv-nfs-pv3"]);
+        for (const pv of pvs) {
+            const n = pv.name.slice(-1);
+            assert.equal(pv.inputs.metadata.name, `nfs-pv${n}`);
+            assert.deepEqual(pv.inputs.spec.nfs, { server: outputs.storageServerAddress, path: `/volume/nfs/pv${n}` }, "0.0.0.0 replaced");
+            assert.equal(pv.inputs.spec.persistentVolumeReclaimPolicy, "Retain");
+            assert.ok(pv.opts.provider, "the cluster's provider");
+            assert.ok(pv.opts.deletedWith && pv.opts.replacementTrigger, "deleted with the cluster; registered again in a new one");
+        }
+        const provider = graph.named("storage-kubeadm-api");
+        assert.equal(provider.type, T.k8sProvider);
+        assert.ok(isSecret(provider.inputs.kubeconfig), "the kubeconfig is secret");
+        assert.match(provider.inputs.kubeconfig.value, /server: https:\/\/10\.10\.0\.\d+:6443/);
+        assert.match(provider.inputs.kubeconfig.value, /client-key-data/, "credentials and CA kept");
     });
 
     it("registry: one VM with its fixed IP and the registry port open", async () => {

@@ -109,6 +109,12 @@ export async function nodeStatus(cp: SshSession, name: string): Promise<NodeStat
     return r.stdout.trim() === "True" ? "Ready" : "NotReady";
 }
 
+/** The phase of every PersistentVolume, by name (`Available`, `Bound`, `Released`, …). */
+export async function persistentVolumePhases(cp: SshSession): Promise<Record<string, string>> {
+    const r = await kubectl(cp, ["get", "pv", "-o", 'jsonpath={range .items[*]}{.metadata.name}{" "}{.status.phase}{"\\n"}{end}'], { quiet: true });
+    return Object.fromEntries(r.stdout.split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string]));
+}
+
 /** The node's labels. */
 export async function nodeLabels(cp: SshSession, name: string): Promise<Record<string, string>> {
     const r = await kubectl(cp, ["get", "node", name, "-o", "jsonpath={.metadata.labels}"], { quiet: true });
@@ -155,6 +161,8 @@ export interface InitSettings {
     podCidr: string;
     serviceCidr: string;
     kubernetesVersion: string;
+    /** Extra names of the API server certificate (the VIP, floating IPs). */
+    certSans?: string[];
 }
 
 export function initConfiguration(c: InitSettings): string {
@@ -174,6 +182,7 @@ export function initConfiguration(c: InitSettings): string {
         "networking:",
         `  podSubnet: ${c.podCidr}`,
         `  serviceSubnet: ${c.serviceCidr}`,
+        ...(c.certSans?.length ? ["apiServer:", "  certSANs:", ...c.certSans.map((n) => `  - ${n}`)] : []),
         "",
     ].join("\n");
 }

@@ -53,6 +53,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         const failures: Failure[] = [];
         if (typeof i.endpoint !== "string" || !/^[0-9a-zA-Z.:-]+:\d+$/.test(i.endpoint)) failures.push({ property: "endpoint", reason: "must be host:port" });
         for (const key of ["podCidr", "serviceCidr"] as const) if (typeof i[key] !== "string" || !CIDR_RE.test(i[key] as string)) failures.push({ property: key, reason: "must be a CIDR" });
+        if (i.certSans !== undefined && (!Array.isArray(i.certSans) || i.certSans.some((n) => typeof n !== "string" || !/^[0-9A-Za-z.:-]+$/.test(n)))) failures.push({ property: "certSans", reason: "must list IP addresses or DNS names" });
         if (!Number.isInteger(i.clusterGeneration) || (i.clusterGeneration as number) < 0) failures.push({ property: "clusterGeneration", reason: "must be a whole number ≥ 0" });
         const cps = i.controlPlanes;
         if (!listsControlPlanes(cps) || cps.length === 0 || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
@@ -74,6 +75,9 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         // Check refuses this first (versionPin.ts); kept for a check that was skipped.
         if (olds.kubernetesVersion !== news.kubernetesVersion) throw new Error(versionChangeRefusal(olds.kubernetesVersion, news.kubernetesVersion));
         // Nothing else to do on the cluster: a master's new host key (a healed master) is only how it is reached.
+        if (JSON.stringify(olds.certSans ?? []) !== JSON.stringify(news.certSans ?? [])) {
+            console.log(`[KubeadmInit ${news.nodeName}] the API server certificate keeps the names it was made with; new names (${(news.certSans ?? []).join(", ") || "none"}) take a certificate renewal (kubeadm init phase certs apiserver) on each master`);
+        }
         return { kubeconfig: olds.kubeconfig, joinToken: olds.joinToken, caCertHash: olds.caCertHash };
     },
     async delete() {
@@ -111,6 +115,8 @@ export interface KubeadmInitArgs {
     kubernetesVersion: pulumi.Input<string>;
     /** Entire-cluster heal generation. */
     clusterGeneration: pulumi.Input<number>;
+    /** Extra names of the API server certificate (the VIP, the masters' floating IPs). */
+    certSans?: pulumi.Input<pulumi.Input<string>[]>;
     /** Every master, the first first, each pinned to its current host key (secret: their logins). */
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }

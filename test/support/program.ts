@@ -41,13 +41,21 @@ let addressCounter = 0;
 /** What a resource's provider computes besides its inputs, by resource type (answered by the mocks). */
 export type ComputedOutputs = Record<string, Record<string, unknown>>;
 
-/** Installs mocks that record registrations into `graph` and answer like OpenStack would. */
+/** What the kubeadm init step computes (an admin kubeconfig, the CA hash), as `kubeadm init` on the first master would. */
+const INIT_OUTPUTS = {
+    kubeconfig: "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority-data: Q0E=\n    server: https://10.10.0.100:6443\n  name: kubernetes\nusers:\n- name: kubernetes-admin\n  user:\n    client-key-data: S0VZ\n",
+    joinToken: "abcdef.0123456789abcdef",
+    caCertHash: `sha256:${"a".repeat(64)}`,
+};
+
+/** Installs mocks that record registrations into `graph` and answer like OpenStack (and the kubeadm init step) would. */
 export async function installMocks(graph: Graph, stack: string, computed: ComputedOutputs = {}): Promise<void> {
     addressCounter = 0;
+    const answers: ComputedOutputs = { "pulumi-nodejs:dynamic/k8s-vnf:KubeadmInit": INIT_OUTPUTS, ...computed };
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
-                const state: Record<string, unknown> = { ...args.inputs, ...computed[args.type] };
+                const state: Record<string, unknown> = { ...args.inputs, ...answers[args.type] };
                 const cidrHost = () => `10.10.0.${100 + addressCounter++}`;
                 if (args.type === "openstack:networking/port:Port") {
                     const fixed = (args.inputs.fixedIps ?? []).map((f: { ipAddress?: string }) => f.ipAddress).filter(Boolean);

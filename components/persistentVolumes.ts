@@ -1,0 +1,46 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { persistentVolumeFor, persistentVolumeName } from "./storagePlan";
+
+export interface PersistentVolumesArgs {
+    /** The PersistentVolume manifests of the VNF package, as parsed. */
+    manifests: Record<string, unknown>[];
+    /** The storage server's address (its own port's, kept across a heal): every PV's NFS server. */
+    serverAddress: pulumi.Input<string>;
+    /** The cluster's Kubernetes provider. */
+    provider: k8s.Provider;
+    /** What identifies the cluster (its CA hash): a new cluster (entire heal) gets the PVs registered again. */
+    clusterId: pulumi.Input<string>;
+    /** The cluster itself: deleted with it, a PV is not deleted on its own. */
+    cluster: pulumi.Resource;
+    /** The exports the PVs point at: registered once they are served. */
+    exports: pulumi.Resource;
+}
+
+/**
+ * The PersistentVolumes of the VNF package, registered with @pulumi/kubernetes: each manifest's NFS server
+ * replaced by the storage server's address; the provider waits until each is Available (or Bound).
+ */
+export class PersistentVolumes extends pulumi.ComponentResource {
+    readonly volumes: k8s.core.v1.PersistentVolume[];
+
+    constructor(name: string, args: PersistentVolumesArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("k8s-vnf:kubernetes:PersistentVolumes", name, {}, opts);
+        this.volumes = args.manifests.map((manifest) => {
+            const pvName = persistentVolumeName(manifest);
+            const object = pulumi.output(args.serverAddress).apply((address) => persistentVolumeFor(manifest, address));
+            return new k8s.core.v1.PersistentVolume(
+                `${name}-${pvName}`,
+                { metadata: object.metadata, spec: object.spec },
+                {
+                    parent: this,
+                    provider: args.provider,
+                    dependsOn: [args.exports],
+                    deletedWith: args.cluster,
+                    replacementTrigger: args.clusterId,
+                },
+            );
+        });
+        this.registerOutputs({ names: this.volumes.map((v) => v.metadata.name) });
+    }
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The NFS storage server (sent after lib.sh): each Cinder volume found by its virtio serial, formatted ext4
+# only when it holds no filesystem, mounted by UUID through /etc/fstab; nfs-kernel-server serving NFSv4
+# only; one exports file under /etc/exports.d, written whole, then `exportfs -ra`. Safe to run again.
+#
+#   nfsServer.sh apply EXPORTS_TEXT VOLUME_COUNT [SERIAL MOUNT]... [EXPORT_DIR]...
+#   nfsServer.sh report VOLUME_COUNT [SERIAL MOUNT]...   what a refresh compares
+#   nfsServer.sh stop VOLUME_COUNT [SERIAL MOUNT]...     stop serving, flush and unmount the volumes
+#
+# http_proxy / https_proxy may be exported ahead of the script for apt (never on a command line).
+action="$1"
+shift
+
+EXPORTS_FILE=/etc/exports.d/k8s-vnf.exports
+NFS_CONF=/etc/nfs.conf.d/k8s-vnf.conf
+FSTAB_BEGIN="# BEGIN k8s-vnf volumes"
+FSTAB_END="# END k8s-vnf volumes"
+# Whom root_squash and all_squash map to (exports(5) anonuid/anongid default: nobody/nogroup).
+ANON_ID=65534
+DEVICE_WAIT_SECONDS=60
+
+VOLUMES=()
+read_volumes() {
+    local count="$1"
+    shift
+    VOLUMES=()
+    for ((i = 0; i < count; i++)); do VOLUMES+=("$1 $2"); shift 2; done
+    REST=("$@")
+}
+
+device_of() { echo "/dev/disk/by-id/virtio-$1"; }
+
+# Nova attaches before the VM sees the disk: wait for udev's link.
+wait_for_device() {
+    local serial="$1" dev i
+    dev="$(device_of "$serial")"
+    for ((i = 0; i < DEVICE_WAIT_SECONDS; i++)); do
+        [[ -b "$dev" ]] && return 0
+        sleep 1
+    done
+    echo "volume $serial is not attached: no $dev after ${DEVICE_WAIT_SECONDS}s" >&2
+    exit 1
+}
+
+# fs_type DEVICE: the filesystem (or partition table) a low-level probe finds, empty for a blank disk.
+fs_type() {
+    local found
+    found="$(blkid -p -o export "$1" 2>/dev/null || true)"
+    awk -F= '$1 == "TYPE" || $1 == "PTTYPE" { print $2; exit }' <<<"$found"
+}
+
+# Formats only a blank volume: one that holds data is never formatted, whatever it holds.
+format_once() {
+    local serial="$1" dev type
+    dev="$(device_of "$serial")"
+    type="$(fs_type "$dev")"
+    case "$type" in
+    ext4) ;;
+    "")
+        mkfs.ext4 -q -L "k8s-vnf" "$dev"
+        echo "volume $serial was blank: formatted ext4"
+        ;;
+    *)
+        echo "volume $serial holds $type, not ext4: it is not formatted over; attach an empty volume or one k8s-vnf formatted" >&2
+        exit 1
+        ;;
+    esac
+    if command -v udevadm >/dev/null; then udevadm settle; fi
+}
+
+uuid_of() { blkid -p -o value -s UUID "$(device_of "$1")"; }
+
+# Our fstab entries live in one marked block, rewritten whole (libmount skips comment lines).
+write_fstab() {
+    local entries="$1"
+    ENTRIES="$entries" BEGIN="$FSTAB_BEGIN" END="$FSTAB_END" awk '
+        $0 == ENVIRON["BEGIN"] { skip = 1; next }
+        $0 == ENVIRON["END"] { skip = 0; next }
+        skip { next }
+        { print }
+        END {
+            if (ENVIRON["ENTRIES"] == "") exit
+            print ENVIRON["BEGIN"]
+            printf "%s\n", ENVIRON["ENTRIES"]
+            print ENVIRON["END"]
+        }' /etc/fstab | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
+}
+
+# Mount points of our fstab block that are no longer wanted: unmounted before their entries go.
+unmount_unwanted() {
+    local wanted="$1" mount
+    while read -r mount; do
+        [[ -n "$mount" ]] || continue
+        grep -qxF "$mount" <<<"$wanted" && continue
+        if mountpoint -q "$mount"; then
+            sync
+            umount "$mount"
+            echo "unmounted $mount (its volume is no longer the storage server's)"
+        fi
+    done < <(awk -v b="$FSTAB_BEGIN" -v e="$FSTAB_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on { print $2 }' /etc/fstab)
+}
+
+mount_volumes() {
+    local entries="" wanted="" entry serial mount uuid current
+    for entry in "${VOLUMES[@]}"; do
+        read -r serial mount <<<"$entry"
+        wait_for_device "$serial"
+        format_once "$serial"
+        uuid="$(uuid_of "$serial")"
+        entries+="UUID=$uuid $mount ext4 defaults,nofail 0 2"$'\n'
+        wanted+="$mount"$'\n'
+    done
+    unmount_unwanted "$wanted"
+    write_fstab "${entries%$'\n'}"
+    for entry in "${VOLUMES[@]}"; do
+        read -r serial mount <<<"$entry"
+        uuid="$(uuid_of "$serial")"
+        mkdir -p "$mount"
+        if mountpoint -q "$mount"; then
+            current="$(findmnt -rn -o UUID --mountpoint "$mount")"
+            [[ "$current" == "$uuid" ]] || { echo "$mount is mounted from another filesystem ($current), not volume $serial ($uuid)" >&2; exit 1; }
+        else
+            mount "$mount"
+            echo "mounted volume $serial on $mount"
+        fi
+    done
+}
+
+install_server() {
+    if ! command -v exportfs >/dev/null; then
+        apt-get update -q
+        apt_install nfs-kernel-server
+    fi
+    # NFSv4 only (nfs.conf(5), [nfsd] vers3); NFSv2 is gone from nfs-utils 2.6.
+    if [[ "$(printf '[nfsd]\nvers3=n\n' | install_file "$NFS_CONF" 0644)" == changed ]]; then
+        echo "nfsd limited to NFSv4"
+        if svc status nfs-kernel-server >/dev/null 2>&1; then svc restart nfs-kernel-server; fi
+    fi
+    if ! svc status nfs-kernel-server >/dev/null 2>&1; then
+        svc start nfs-kernel-server
+        echo "nfs-kernel-server started"
+    fi
+}
+
+make_export_dirs() {
+    local dir
+    for dir in "$@"; do
+        [[ -d "$dir" ]] && continue
+        install -d -o "$ANON_ID" -g "$ANON_ID" -m 0775 "$dir"
+        echo "created $dir (owned by the anonymous ids root_squash and all_squash map to)"
+    done
+}
+
+# served: the directories the server exports now (exportfs -s prints the kernel's export table).
+served() { exportfs -s | awk 'NF { print $1 }' | sort -u; }
+
+export_all() {
+    local text="$1" dir
+    shift
+    mkdir -p "$(dirname "$EXPORTS_FILE")"
+    printf '%s' "$text" | install_file "$EXPORTS_FILE" 0644 | sed "s|^|$EXPORTS_FILE |"
+    exportfs -ra
+    for dir in "$@"; do
+        served | grep -qxF "$dir" || { echo "$dir is not exported after exportfs -ra; exportfs -s shows: $(served | paste -sd' ' -)" >&2; exit 1; }
+    done
+}
+
+report() {
+    local entry serial mount state uuid
+    for entry in "${VOLUMES[@]}"; do
+        read -r serial mount <<<"$entry"
+        state=missing
+        if [[ -b "$(device_of "$serial")" ]]; then
+            uuid="$(uuid_of "$serial" || true)"
+            state=unmounted
+            if mountpoint -q "$mount" && [[ -n "$uuid" && "$(findmnt -rn -o UUID --mountpoint "$mount")" == "$uuid" ]]; then state=mounted; fi
+        fi
+        echo "volume=$serial $mount $state"
+    done
+    printf 'exportsFile='
+    if [[ -f "$EXPORTS_FILE" ]]; then base64 -w0 "$EXPORTS_FILE"; fi
+    echo
+    printf 'served='
+    served | paste -sd'|' -
+    if svc status nfs-kernel-server >/dev/null 2>&1; then echo "server=running"; else echo "server=stopped"; fi
+}
+
+stop_serving() {
+    local entry serial mount
+    if command -v exportfs >/dev/null; then exportfs -ua; fi
+    if svc status nfs-kernel-server >/dev/null 2>&1; then svc stop nfs-kernel-server; fi
+    sync
+    for entry in "${VOLUMES[@]}"; do
+        read -r serial mount <<<"$entry"
+        if mountpoint -q "$mount"; then
+            umount "$mount" || echo "could not unmount $mount; the volume is detached with its VM" >&2
+        fi
+        : "$serial"
+    done
+    echo "NFS service stopped and volumes unmounted"
+}
+
+case "$action" in
+apply)
+    exports_text="$1"
+    shift
+    export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}"
+    read_volumes "$@"
+    mount_volumes
+    install_server
+    make_export_dirs "${REST[@]}"
+    export_all "$exports_text" "${REST[@]}"
+    echo "storage server serving $(served | paste -sd' ' -)"
+    ;;
+report)
+    read_volumes "$@"
+    report
+    ;;
+stop)
+    read_volumes "$@"
+    stop_serving
+    ;;
+*) echo "nfsServer.sh: unknown action $action" >&2; exit 2 ;;
+esac
