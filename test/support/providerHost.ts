@@ -193,7 +193,8 @@ async function serializeInCleanProcess(modulePath: string, exportName: string): 
         fs.rmSync(path.dirname(file), { recursive: true, force: true });
     }
     // Uses of exported consts compile to `exports.X`, which is not serialized: undefined in the provider.
-    const dangling = stdout.split("\n").filter((line) => /\bexports\.(?!handler = )/.test(line));
+    // (A path such as /etc/exports.d in a script's text is not such a use.)
+    const dangling = stdout.split("\n").filter((line) => /(?<![\w/.-])exports\.(?!handler = )/.test(line));
     if (dangling.length) throw new Error(`${modulePath}: serialized provider refers to module exports:\n${dangling.join("\n")}`);
     return stdout;
 }

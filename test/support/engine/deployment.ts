@@ -11,7 +11,8 @@ import { EngineEvents, EventOp } from "./events";
 import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
 import { isDynamic, ResourceProviders } from "./resourceProviders";
-import { containsUnknown, decide, dependentReplacements, DiffAnswer, isSecretValue, plain, scheduleDeletes, secretValue, shouldTriggerReplace, urnOf } from "./stepRules";
+import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
+import { containsUnknown, decide, dependentReplacements, DiffAnswer, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, urnOf } from "./stepRules";
 import { ResourceState, RunState } from "./state";
 
 type Props = Record<string, unknown>;
@@ -33,7 +34,7 @@ function unsupportedOptions(req: Record<string, any>): string[] {
         ...(req.ignoreChanges?.length ? ["ignoreChanges"] : []),
         ...(req.replaceOnChanges?.length ? ["replaceOnChanges"] : []),
         ...(req.protect ? ["protect"] : []),
-        ...(req.provider ? ["explicit providers"] : []),
+        ...(req.provider && typeOfUrn(providerUrn(req.provider)) !== KUBERNETES_PROVIDER ? ["explicit providers other than Kubernetes'"] : []),
     ];
 }
 
@@ -65,7 +66,7 @@ export class Deployment {
     ) {
         this.state = new RunState(run.stateFile);
         this.events = new EngineEvents(run);
-        this.providers = new ResourceProviders(cloud, run.config, run.env ?? {}, (line) => this.events.diagnostic("info", line));
+        this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.config, run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
         run.signal?.addEventListener("abort", () => {
             this.fail("update canceled");
             this.events.cancel();
@@ -151,6 +152,7 @@ export class Deployment {
                 additionalSecretOutputs: req.additionalSecretOutputs,
                 deletedWith: req.deletedWith,
                 retainOnDelete: req.retainOnDelete,
+                ...(req.provider ? { provider: req.provider } : {}),
             };
             const old = this.state.old(urn);
             if (!goal.custom) return { urn, id: "", object: {}, ...this.component(goal, old) };
@@ -163,6 +165,15 @@ export class Deployment {
             this.fail((e as Error).message);
             throw new RunStopped((e as Error).message);
         }
+    }
+
+    /** The inputs of the provider resource a `<urn>::<id>` reference names (this run's copy, else the old one). */
+    private providerInputs(reference: string): Props {
+        const urn = providerUrn(reference);
+        const id = reference.slice(urn.length + 2);
+        const found = this.state.resources().find((r) => r.urn === urn && r.id === id) ?? this.state.olds.resources.find((r) => r.urn === urn && r.id === id);
+        if (!found) throw new Error(`no provider ${reference} in the state`);
+        return found.inputs;
     }
 
     /** A component: no provider; same when its inputs are, else an update (`sg.diff` with no provider). */
@@ -194,7 +205,15 @@ export class Deployment {
 
         if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
-        const diff: DiffAnswer = targetedReplace ? { changes: "some", replaces: ["id"], deleteBeforeReplace: false } : triggered ? { changes: "some", replaces: [], deleteBeforeReplace: false } : await this.providers.diff(old, checked.inputs);
+        // `providerChanged`: a resource whose explicit provider is another one (a replaced provider has a new id) is replaced.
+        const providerChanged = (old.provider ?? "") !== (goal.provider ?? "");
+        const diff: DiffAnswer = targetedReplace
+            ? { changes: "some", replaces: ["id"], deleteBeforeReplace: false }
+            : providerChanged
+              ? { changes: "some", replaces: ["provider"], deleteBeforeReplace: false }
+              : triggered
+                ? { changes: "some", replaces: [], deleteBeforeReplace: false }
+                : await this.providers.diff(old, checked.inputs);
         const decision = old.pendingReplacement
             ? { op: "replace" as const, deleteBeforeReplace: goal.deleteBeforeReplace ?? diff.deleteBeforeReplace }
             : decide(diff, triggered, goal.deleteBeforeReplace, JSON.stringify(plain(old.inputs)) !== JSON.stringify(plain(checked.inputs)));

@@ -43,7 +43,7 @@ export interface LabServer {
 export class LabCloud {
     /** `stack`'s servers share one stand-in cluster state (`lab.clusterState/<stack>`). */
     constructor(
-        private readonly lab: Lab,
+        readonly lab: Lab,
         private readonly stack: string,
         private readonly onServer?: (server: LabServer) => void,
     ) {}

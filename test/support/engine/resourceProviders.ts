@@ -1,11 +1,14 @@
 /**
  * The providers a run calls: dynamic resources through the real dynamic-provider host (the provider code each
  * carries in `__provider`, plaintext: the host answers Configure with `acceptSecrets: false`), OpenStack
- * resources through the lab's stand-in. Answers come back with secretness as the engine gives it
+ * resources through the lab's stand-in, the Kubernetes provider and its objects through its stand-in (with the
+ * kubeconfig of the provider resource each object names). Answers come back with secretness as the engine gives it
  * (`annotateSecrets`, sdk/go/common/resource/plugin/provider_plugin.go: by property name, an output is secret
  * when its input contained a secret).
  */
+import { randomUUID } from "node:crypto";
 import { ProviderHost } from "../providerHost";
+import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
 import { LabCloud } from "./labCloud";
 import { containsSecret, DiffAnswer, plain, secretValue } from "./stepRules";
 import { ResourceState } from "./state";
@@ -13,31 +16,44 @@ import { ResourceState } from "./state";
 type Props = Record<string, unknown>;
 
 export const isDynamic = (type: string) => type.startsWith("pulumi-nodejs:dynamic");
+const isKubernetesObject = (type: string) => type.startsWith("kubernetes:");
 
 export class ResourceProviders {
     private host?: Promise<ProviderHost>;
 
     constructor(
         private readonly cloud: LabCloud,
+        private readonly kubernetes: KubernetesStandIn,
         private readonly config: Record<string, string>,
         private readonly env: Record<string, string>,
         /** Each line the provider host prints (a provider's console output reaches the CLI as diagnostics). */
         private readonly onLine: (line: string) => void,
+        /** The inputs of the provider resource a reference names. */
+        private readonly providerInputs: (reference: string) => Props,
     ) {}
 
     /** Check: `olds` are the old inputs of an existing resource, undefined for a new one or a re-creation. */
     async check(r: ResourceState, olds: Props | undefined): Promise<{ inputs: Props; failures: { property: string; reason: string }[] }> {
+        if (isKubernetesObject(r.type)) return { inputs: this.kubernetes.check(r.type, r.urn, r.inputs), failures: [] };
         if (!isDynamic(r.type)) return { inputs: r.inputs, failures: [] };
         const { inputs, failures } = await (await this.dynamic()).check(olds ? (plain(olds) as Props) : {}, plain(r.inputs) as Props);
         return { inputs: rewrap(r.inputs, inputs), failures };
     }
 
     async diff(old: ResourceState, inputs: Props): Promise<DiffAnswer> {
+        if (old.type === KUBERNETES_PROVIDER) return this.kubernetes.diffConfig(old.inputs, inputs);
+        if (isKubernetesObject(old.type)) return this.kubernetes.diff(old.type, old.inputs, inputs);
         if (!isDynamic(old.type)) return this.cloud.diff(old.type, old.inputs, inputs);
         return (await this.dynamic()).diff(old.id, plain(old.outputs) as Props, plain(inputs) as Props);
     }
 
     async create(r: ResourceState): Promise<{ id: string; outputs: Props }> {
+        // Configure: a provider resource's outputs are its inputs; its id is new with every copy.
+        if (r.type === KUBERNETES_PROVIDER) return { id: randomUUID(), outputs: r.inputs };
+        if (isKubernetesObject(r.type)) {
+            const created = await this.kubernetes.create(r.type, this.kubeconfigOf(r), r.inputs);
+            return { id: created.id, outputs: rewrap(r.inputs, created.outputs) };
+        }
         const { id, outputs } = isDynamic(r.type)
             ? await (await this.dynamic()).create(plain(r.inputs) as Props).then((c) => ({ id: c.id, outputs: c.outs }))
             : await this.cloud.create(r.type, r.urn, plain(r.inputs) as Props);
@@ -45,6 +61,8 @@ export class ResourceProviders {
     }
 
     async update(old: ResourceState, inputs: Props): Promise<Props> {
+        if (old.type === KUBERNETES_PROVIDER) return inputs;
+        if (isKubernetesObject(old.type)) return rewrap(inputs, await this.kubernetes.update(old.type, this.kubeconfigOf(old), old.id, inputs));
         const outputs = isDynamic(old.type)
             ? await (await this.dynamic()).update(old.id, plain(old.outputs) as Props, plain(inputs) as Props)
             : await this.cloud.update(old.type, old.id, plain(old.outputs) as Props, plain(inputs) as Props);
@@ -52,13 +70,19 @@ export class ResourceProviders {
     }
 
     async delete(r: ResourceState): Promise<void> {
-        if (!r.custom || r.retainOnDelete) return;
+        if (!r.custom || r.retainOnDelete || r.type === KUBERNETES_PROVIDER) return;
+        if (isKubernetesObject(r.type)) return this.kubernetes.delete(r.type, this.kubeconfigOf(r), r.id);
         if (isDynamic(r.type)) await (await this.dynamic()).delete(r.id, plain(r.outputs) as Props);
         else await this.cloud.delete(r.type, r.id, plain(r.outputs) as Props);
     }
 
     /** Refresh: the outputs as found, or undefined when the resource is gone. */
     async read(r: ResourceState): Promise<Props | undefined> {
+        if (r.type === KUBERNETES_PROVIDER) return r.outputs;
+        if (isKubernetesObject(r.type)) {
+            const live = this.kubernetes.read(r.type, this.kubeconfigOf(r), r.id);
+            return live && rewrap(r.outputs, live);
+        }
         const found = isDynamic(r.type)
             ? await (await this.dynamic()).read(r.id, plain(r.outputs) as Props).then((x) => ({ id: x.id, outputs: x.props }))
             : await this.cloud.read(r.type, r.id, plain(r.outputs) as Props);
@@ -67,6 +91,11 @@ export class ResourceProviders {
 
     async stop(): Promise<void> {
         if (this.host) (await this.host).stop();
+    }
+
+    private kubeconfigOf(r: ResourceState): string {
+        if (!r.provider) throw new Error(`${r.urn}: the test engine has no default Kubernetes provider; give the resource an explicit one`);
+        return String(plain(this.providerInputs(r.provider).kubeconfig) ?? "");
     }
 
     private dynamic(): Promise<ProviderHost> {

@@ -25,6 +25,8 @@ export interface ResourceState {
     additionalSecretOutputs: string[];
     deletedWith: string;
     retainOnDelete: boolean;
+    /** An explicit provider, as `<provider urn>::<provider id>` (the SDK's `provider` option). */
+    provider?: string;
     /** Deleted for a delete-first replacement whose new copy does not exist yet (`State.PendingReplacement`). */
     pendingReplacement?: boolean;
     /** An old copy replaced create-first, deleted at the end of the next run that gets that far (`State.Delete`). */

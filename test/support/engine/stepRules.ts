@@ -67,9 +67,14 @@ export function decide(diff: DiffAnswer, triggerReplace: boolean, deleteBeforeRe
     return { op: "update" };
 }
 
-/** `State.GetAllDependencies` (sdk/go/common/resource/resource_state.go), without the parent. */
+/** The URN of a provider reference `<urn>::<id>` (providers.ParseReference, pkg/resource/deploy/providers/reference.go). */
+export function providerUrn(reference: string): string {
+    return reference.slice(0, reference.lastIndexOf("::"));
+}
+
+/** `State.GetAllDependencies` (sdk/go/common/resource/resource_state.go): its provider first; without the parent. */
 function dependencyUrns(r: ResourceState): string[] {
-    return [...r.dependencies, ...Object.values(r.propertyDependencies).flat(), ...(r.deletedWith ? [r.deletedWith] : [])].filter(Boolean);
+    return [...(r.provider ? [providerUrn(r.provider)] : []), ...r.dependencies, ...Object.values(r.propertyDependencies).flat(), ...(r.deletedWith ? [r.deletedWith] : [])].filter(Boolean);
 }
 
 /**
@@ -166,4 +171,9 @@ export function urnOf(stack: string, project: string, type: string, name: string
     const parentType = parentUrn ? parentUrn.split("::")[2] : "";
     const qualified = !parentUrn || parentType === "pulumi:pulumi:Stack" ? type : `${parentType}$${type}`;
     return `urn:pulumi:${stack}::${project}::${qualified}::${name}`;
+}
+
+/** A URN's own type: the last of its qualified type's parts (`parent$child`). */
+export function typeOfUrn(urn: string): string {
+    return urn.split("::")[2].split("$").pop()!;
 }
