@@ -120,7 +120,10 @@ mount_volumes() {
             current="$(findmnt -rn -o UUID --mountpoint "$mount")"
             [[ "$current" == "$uuid" ]] || { echo "$mount is mounted from another filesystem ($current), not volume $serial ($uuid)" >&2; exit 1; }
         else
+            # fstab says nofail (a missing volume must not stop the VM's boot), with which mount also
+            # returns 0 when it finds nothing to mount: check.
             mount "$mount"
+            mountpoint -q "$mount" || { echo "volume $serial (UUID $uuid) did not mount on $mount" >&2; exit 1; }
             echo "mounted volume $serial on $mount"
         fi
     done
@@ -134,9 +137,15 @@ install_server() {
     # NFSv4 only (nfs.conf(5), [nfsd] vers3); NFSv2 is gone from nfs-utils 2.6.
     if [[ "$(printf '[nfsd]\nvers3=n\n' | install_file "$NFS_CONF" 0644)" == changed ]]; then
         echo "nfsd limited to NFSv4"
-        if svc status nfs-kernel-server >/dev/null 2>&1; then svc restart nfs-kernel-server; fi
+        NFS_CONF_CHANGED=yes
     fi
-    if ! svc status nfs-kernel-server >/dev/null 2>&1; then
+}
+
+# After the exports are written: Debian's init script does not start a server that has none.
+start_server() {
+    if svc status nfs-kernel-server >/dev/null 2>&1; then
+        if [[ "${NFS_CONF_CHANGED:-}" == yes ]]; then svc restart nfs-kernel-server; fi
+    else
         svc start nfs-kernel-server
         echo "nfs-kernel-server started"
     fi
@@ -154,11 +163,13 @@ make_export_dirs() {
 # served: the directories the server exports now (exportfs -s prints the kernel's export table).
 served() { exportfs -s | awk 'NF { print $1 }' | sort -u; }
 
-export_all() {
-    local text="$1" dir
-    shift
+write_exports() {
     mkdir -p "$(dirname "$EXPORTS_FILE")"
-    printf '%s' "$text" | install_file "$EXPORTS_FILE" 0644 | sed "s|^|$EXPORTS_FILE |"
+    printf '%s' "$1" | install_file "$EXPORTS_FILE" 0644 | sed "s|^|$EXPORTS_FILE |"
+}
+
+export_all() {
+    local dir
     exportfs -ra
     for dir in "$@"; do
         served | grep -qxF "$dir" || { echo "$dir is not exported after exportfs -ra; exportfs -s shows: $(served | paste -sd' ' -)" >&2; exit 1; }
@@ -209,7 +220,9 @@ apply)
     mount_volumes
     install_server
     make_export_dirs "${REST[@]}"
-    export_all "$exports_text" "${REST[@]}"
+    write_exports "$exports_text"
+    start_server
+    export_all "${REST[@]}"
     echo "storage server serving $(served | paste -sd' ' -)"
     ;;
 report)

@@ -6,7 +6,8 @@
 #   lab.sh bridge-up   RUN SUBNET              create bridge kv<RUN>br with SUBNET.1/24
 #   lab.sh bridge-down RUN                     delete that bridge
 #   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE VOLUME_MB SHARED_DIR
-#                                              start a host at SUBNET.(10+INDEX); state in DIR; SHARED_DIR
+#                                              start a host at SUBNET.(10+INDEX); state in DIR, which is
+#                                              LABDIR/hosts/NAME (see the volumes below); SHARED_DIR
 #                                              is the stand-ins' cluster state, the same for every host; the
 #                                              login password comes in $LAB_PASSWORD, never on a command line
 #   lab.sh host-down   RUN NAME DIR            stop exactly what host-up started
@@ -14,16 +15,44 @@
 #   lab.sh sshd-kill   DIR                     kill the host's sshd and its sessions
 #   lab.sh sshd-start  RUN NAME DIR            start sshd again (same namespace and filesystem)
 #   lab.sh rekey       DIR                     give the host new SSH host keys (takes effect on sshd-start)
+#   lab.sh volume-create LABDIR ID SIZE_MB     a "Cinder volume": sparse file + loop device owned by the lab
+#   lab.sh volume-delete LABDIR ID             detach its loop device, remove it (refused while attached)
+#   lab.sh volume-attach LABDIR ID HOSTDIR     show it in the host as the next free /dev/vdX with the link
+#                                              /dev/disk/by-id/virtio-<ID, 20 chars>; prints /dev/vdX
+#   lab.sh volume-detach LABDIR ID HOSTDIR     take it out of the host again
+#   lab.sh volumes-down LABDIR                 detach and remove every volume the lab recorded
+#
+# A volume lives in LABDIR/volumes/ID (volume.img, loop: the loop device it got, attached: the host dir it is
+# attached to) and outlives hosts; an attachment is also recorded in HOSTDIR/volumes/ID (the device name and
+# the volume's dir), from which host-init.sh recreates the device nodes when the host's sshd starts again.
 #
 # Everything a host creates is named after RUN and INDEX and recorded in DIR, so teardown removes exactly
 # that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it.
 set -euo pipefail
 
 CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
-PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd"
+# nfs-kernel-server and nfs-common: the real exportfs, nfs.conf and nfsconf; nfs-ganesha(-vfs): the userspace NFS
+# server the nfs-kernel-server stand-in runs (it also pulls in dbus, whose daemon it does without); rpcbind:
+# started at boot (host-init.sh); libnfs-utils: the userspace NFS client (nfs-cp, nfs-cat, nfs-ls).
+PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "lab: $*" >&2; exit 1; }
+
+# loop_detach LOOP FILE: detaches LOOP only while it still serves FILE (never a device someone else got since).
+loop_detach() {
+    local loop="$1" file="$2" back
+    back="$(losetup -n -O BACK-FILE "$loop" 2>/dev/null || true)"
+    back="${back%"${back##*[![:space:]]}"}"
+    if [[ -n "$back" && "$back" == "$(readlink -m "$file")"* ]]; then losetup -d "$loop" 2>/dev/null || true; fi
+}
+
+# dev_numbers DEVICE: "MAJOR MINOR" of a block device, in decimal.
+dev_numbers() {
+    local hex
+    hex="$(stat -L -c '%t %T' "$1")"
+    echo "$((16#${hex% *})) $((16#${hex#* }))"
+}
 
 mirror() {
     local uri
@@ -113,22 +142,51 @@ host_up() {
     install -m 0755 "$HERE"/stand-ins/bin/* "$dir/merged/usr/local/bin/"
     install -m 0755 "$HERE"/stand-ins/sbin/* "$dir/merged/usr/local/sbin/"
     install -m 0755 "$HERE"/stand-ins/init.d/* "$dir/merged/etc/init.d/"
+    install -m 0644 "$HERE"/stand-ins/lib/* "$dir/merged/usr/local/lib/k8s-standin/"
+    # udevadm only where the image has none (no udevd runs in a lab host: see stand-ins/udev/udevadm).
+    if [[ ! -e "$dir/merged/usr/bin/udevadm" && ! -e "$dir/merged/bin/udevadm" ]]; then
+        install -m 0755 "$HERE/stand-ins/udev/udevadm" "$dir/merged/usr/local/sbin/udevadm"
+    fi
     mkdir -p "$dir/merged/var/lib/k8s-standin"
     umount "$dir/merged"
     rm -f "$dir/mount"
     sshd_start "$run" "$name" "$dir"
 }
 
+# The block devices host-init.sh makes in the host's /dev, one "NAME MAJOR MINOR [SERIAL]" line each: the
+# host's own volume as vdb, then every cloud volume attached to it that still exists.
+write_devices() {
+    local dir="$1" record id device voldir
+    : >"$dir/devices"
+    if [[ -f "$dir/loop" ]]; then echo "vdb $(dev_numbers "$(cat "$dir/loop")")" >>"$dir/devices"; fi
+    for record in "$dir"/volumes/*; do
+        [[ -f "$record" ]] || continue
+        id="${record##*/}"
+        { read -r device; read -r voldir; } <"$record"
+        [[ -f "$voldir/loop" ]] || continue
+        echo "$device $(dev_numbers "$(cat "$voldir/loop")") virtio-${id:0:20}" >>"$dir/devices"
+    done
+}
+
 sshd_start() {
-    local run="$1" name="$2" dir="$3" loop_minor=""
-    if [[ -f "$dir/loop" ]]; then loop_minor="$(($(stat -c '0x%T' "$(cat "$dir/loop")")))"; fi
+    local run="$1" name="$2" dir="$3" labdir
+    # The lab's volume lock (hosts live in LABDIR/hosts/NAME) until the host made its devices, so that an
+    # attachment lands either in the devices file or in the running host.
+    labdir="$(dirname "$(dirname "$dir")")"
+    mkdir -p "$labdir/volumes"
+    exec 7>>"$labdir/volumes/.lock"
+    flock 7
+    write_devices "$dir"
     ip netns exec "$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
-        "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$(cat "$dir/shared")" "$loop_minor" >>"$dir/sshd.log" 2>&1 &
+        "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
     local i
     # Up to 30 s: many hosts starting at once on a busy machine.
     for i in $(seq 1 600); do
-        if ip netns exec "$(cat "$dir/netns")" bash -c 'exec 3<>/dev/tcp/127.0.0.1/22' 2>/dev/null; then return 0; fi
+        if ip netns exec "$(cat "$dir/netns")" bash -c 'exec 3<>/dev/tcp/127.0.0.1/22' 2>/dev/null; then
+            exec 7>&-
+            return 0
+        fi
         kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null || die "sshd of $name exited: $(tail -3 "$dir/sshd.log")"
         sleep 0.05
         : "$i"
@@ -173,9 +231,143 @@ host_down() {
     fi
     if [[ -f "$dir/veth" ]]; then ip link del "$(cat "$dir/veth")" 2>/dev/null || true; fi
     if [[ -f "$dir/mount" ]]; then umount "$(cat "$dir/mount")" 2>/dev/null || true; fi
-    if [[ -f "$dir/loop" ]]; then losetup -d "$(cat "$dir/loop")" 2>/dev/null || true; fi
+    # The host's own volume goes with it; cloud volumes only lose their attachment (a deleted VM's volumes
+    # become available again).
+    if [[ -f "$dir/loop" ]]; then loop_detach "$(cat "$dir/loop")" "$dir/volume.img"; fi
+    local record voldir
+    for record in "$dir"/volumes/*; do
+        [[ -f "$record" ]] || continue
+        voldir="$(sed -n 2p "$record")"
+        if [[ "$(cat "$voldir/attached" 2>/dev/null)" == "$dir" ]]; then rm -f "$voldir/attached"; fi
+    done
     rm -rf "$dir"
     : "$run" "$name"
+}
+
+# Cinder volumes. One lock per lab serialises every volume's state and every host's device letters.
+volume_dir() {
+    [[ "$2" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]] || die "invalid volume id: $2"
+    echo "$1/volumes/$2"
+}
+
+volume_lock() {
+    mkdir -p "$1/volumes"
+    exec 9>>"$1/volumes/.lock"
+    flock 9
+}
+
+# The host dir a volume is attached to, empty when it is available (a host that is gone holds nothing).
+volume_host() {
+    local voldir="$1" host
+    host="$(cat "$voldir/attached" 2>/dev/null || true)"
+    if [[ -n "$host" && -f "$host/volumes/${voldir##*/}" ]]; then echo "$host"; fi
+}
+
+volume_create() {
+    local labdir="$1" id="$2" size_mb="$3" voldir
+    voldir="$(volume_dir "$labdir" "$id")"
+    [[ "$size_mb" =~ ^[1-9][0-9]*$ ]] || die "invalid volume size: $size_mb MB"
+    volume_lock "$labdir"
+    mkdir "$voldir" 2>/dev/null || die "volume $id already exists"
+    truncate -s "${size_mb}M" "$voldir/volume.img"
+    losetup -f --show "$voldir/volume.img" >"$voldir/loop.new"
+    mv "$voldir/loop.new" "$voldir/loop"
+}
+
+volume_delete() {
+    local labdir="$1" id="$2" voldir
+    voldir="$(volume_dir "$labdir" "$id")"
+    volume_lock "$labdir"
+    [[ -d "$voldir" ]] || die "Volume $id could not be found."
+    # Cinder's words (cinder/volume/api.py, API.delete).
+    [[ -z "$(volume_host "$voldir")" ]] ||
+        die "Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer."
+    if [[ -f "$voldir/loop" ]]; then loop_detach "$(cat "$voldir/loop")" "$voldir/volume.img"; fi
+    rm -rf "$voldir"
+}
+
+# host_pid HOSTDIR: the PID of the host's first process while the host runs, else nothing.
+host_pid() {
+    local pid
+    pid="$(cat "$1/sshd.pid" 2>/dev/null || true)"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
+}
+
+# in_host HOSTDIR COMMAND...: COMMAND in the running host's mount namespace, chrooted into its filesystem.
+in_host() {
+    local dir="$1" pid
+    shift
+    pid="$(host_pid "$dir")"
+    [[ -n "$pid" ]] || return 0
+    nsenter -t "$pid" -m -u -n --pid="/proc/$pid/ns/pid_for_children" -- chroot "$dir/merged" "$@"
+}
+
+# udev's work for a disk that comes or goes, inside the host: its by-uuid/by-label links (the lab's
+# udevadm stand-in, when the host has it).
+host_udev() {
+    in_host "$1" sh -c '[ ! -x /usr/local/sbin/udevadm ] || /usr/local/sbin/udevadm trigger --action=change --subsystem-match=block'
+}
+
+volume_attach() {
+    local labdir="$1" id="$2" hostdir="$3" voldir device letter used serial record
+    voldir="$(volume_dir "$labdir" "$id")"
+    [[ -f "$hostdir/netns" ]] || die "no lab host in $hostdir"
+    volume_lock "$labdir"
+    [[ -f "$voldir/loop" ]] || die "Volume $id could not be found."
+    if [[ -n "$(volume_host "$voldir")" ]]; then
+        # Nova's words when the volume is in use (cinder reserve: volume status must be available).
+        die "Invalid volume: Volume $id status must be available or downloading to reserve, but the current status is in-use."
+    fi
+    mkdir -p "$hostdir/volumes"
+    # The next free letter after vda (the root disk), as libvirt names the next virtio disk.
+    used=" "
+    if [[ -f "$hostdir/loop" ]]; then used+="vdb "; fi
+    for record in "$hostdir"/volumes/*; do
+        if [[ -f "$record" ]]; then used+="$(head -1 "$record") "; fi
+    done
+    device=""
+    for letter in {b..z}; do
+        if [[ "$used" != *" vd$letter "* ]]; then device="vd$letter"; break; fi
+    done
+    [[ -n "$device" ]] || die "host has no free virtio disk name left"
+    serial="virtio-${id:0:20}"
+    printf '%s\n%s\n' "$device" "$voldir" >"$hostdir/volumes/$id"
+    echo "$hostdir" >"$voldir/attached"
+    if [[ -n "$(host_pid "$hostdir")" ]]; then
+        # shellcheck disable=SC2046 # MAJOR MINOR as two words
+        in_host "$hostdir" mknod -m 0660 "/dev/$device" b $(dev_numbers "$(cat "$voldir/loop")")
+        in_host "$hostdir" mkdir -p /dev/disk/by-id
+        in_host "$hostdir" ln -sfn "../../$device" "/dev/disk/by-id/$serial"
+        host_udev "$hostdir"
+    fi
+    echo "/dev/$device"
+}
+
+volume_detach() {
+    local labdir="$1" id="$2" hostdir="$3" voldir record device
+    voldir="$(volume_dir "$labdir" "$id")"
+    record="$hostdir/volumes/$id"
+    volume_lock "$labdir"
+    [[ -f "$record" ]] || die "Volume $id is not attached to $(basename "$hostdir")"
+    device="$(head -1 "$record")"
+    if [[ -n "$(host_pid "$hostdir")" ]]; then
+        in_host "$hostdir" rm -f "/dev/disk/by-id/virtio-${id:0:20}" "/dev/$device"
+        host_udev "$hostdir"
+    fi
+    rm -f "$record"
+    if [[ "$(cat "$voldir/attached" 2>/dev/null)" == "$hostdir" ]]; then rm -f "$voldir/attached"; fi
+}
+
+# Every volume the lab recorded, by its recorded loop device (after the hosts are down).
+volumes_down() {
+    local labdir="$1" voldir
+    [[ -d "$labdir/volumes" ]] || return 0
+    for voldir in "$labdir"/volumes/*/; do
+        voldir="${voldir%/}"
+        [[ -d "$voldir" ]] || continue
+        if [[ -f "$voldir/loop" ]]; then loop_detach "$(cat "$voldir/loop")" "$voldir/volume.img"; fi
+        rm -rf "$voldir"
+    done
 }
 
 cmd="${1:-}"
@@ -190,5 +382,10 @@ link) link "$@" ;;
 sshd-kill) sshd_kill "$@" ;;
 sshd-start) sshd_start "$@" ;;
 rekey) rekey "$@" ;;
+volume-create) volume_create "$@" ;;
+volume-delete) volume_delete "$@" ;;
+volume-attach) volume_attach "$@" ;;
+volume-detach) volume_detach "$@" ;;
+volumes-down) volumes_down "$@" ;;
 *) die "usage: see the header of $0" ;;
 esac

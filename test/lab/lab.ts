@@ -2,9 +2,17 @@
  * Lab hosts for tests: real OpenSSH servers in network namespaces (see lab.sh). A `Lab` remembers every
  * host it started and stops exactly those, also when a test fails or the process is interrupted.
  *
- * Real here: ssh, sudo, files, mounts, ext4 on a loop device, haproxy/keepalived binaries.
+ * Real here: ssh, sudo, files, mounts, ext4 on a loop device, haproxy/keepalived binaries, Cinder volumes (loop
+ * devices the lab owns, attached as /dev/vdX with udev's /dev/disk/by-id/virtio-SERIAL link), the real
+ * exportfs and nfs.conf, NFS served over the network by nfs-ganesha (userspace) and the libnfs client tools.
  * Not here: kubeadm, kubelet and kubectl (recording stand-ins in stand-ins/, sharing one cluster state), the
- * kubelet service, and machine-wide kernel settings (swapoff, modprobe, sysctl are recorded by guards).
+ * kubelet service, the kernel's nfsd (init.d/nfs-kernel-server runs nfs-ganesha on exportfs's table instead), a
+ * kernel NFS client (no `mount -t nfs`), udevd (a udevadm stand-in makes the by-uuid links), and machine-wide
+ * kernel settings (swapoff, modprobe, sysctl are recorded by guards).
+ *
+ * A host's start, and its power-on (`startSshd`), does what a Debian boot does for these: the disks' device
+ * nodes and udev links, the fstab mounts, rpcbind, and nfs-kernel-server (enabled once installed: it serves
+ * /etc/exports again, or does nothing without exports). Other services stay off until started.
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -25,6 +33,15 @@ export interface LabHost {
     /** Loop device standing in for the host's Cinder volume, shown inside as /dev/vdb. */
     volume?: string;
 }
+
+/** Where a lab volume is attached: the host and the device it shows there (/dev/vdX). */
+export interface VolumeAttachment {
+    host: string;
+    device: string;
+}
+
+/** Volume ids become file names and device links: a UUID, or any name of letters, digits, `.`, `_`, `-`. */
+const VOLUME_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** Whether this machine can run lab hosts (root, namespaces, debootstrap). */
 export function labAvailable(): { ok: boolean; why?: string } {
@@ -214,6 +231,71 @@ export class Lab {
             : { host: h.address, username: "ubuntu", password: this.password };
     }
 
+    /**
+     * A Cinder volume: a sparse file of `sizeMb` and a loop device, owned by the lab (not by a host), so it
+     * outlives the hosts it is attached to; `stopSync` detaches exactly the loop devices the lab recorded.
+     */
+    async createVolume(id: string, sizeMb: number): Promise<void> {
+        if (!Number.isInteger(sizeMb) || sizeMb <= 0) throw new Error(`invalid volume size: ${sizeMb} MB`);
+        await this.labSh(["volume-create", this.dir, this.volumeId(id), String(sizeMb)]);
+    }
+
+    /** Detaches the volume's loop device and removes it; refused, as Cinder refuses, while it is attached. */
+    async deleteVolume(id: string): Promise<void> {
+        await this.labSh(["volume-delete", this.dir, this.volumeId(id)]);
+    }
+
+    /**
+     * Attaches the volume to the host (one host at a time, as a volume without multiattach): it appears in the
+     * host as the next free /dev/vdX (after /dev/vdb when the host has its own `volumeMb` volume) with the
+     * link udev makes for a virtio disk whose serial is the volume id cut to 20 characters,
+     * /dev/disk/by-id/virtio-<id[0:20]> -> ../../vdX, and the /dev/disk/by-uuid links of its filesystem (the
+     * add event). Kept in the host's dir: a host whose sshd starts again (a power-on) gets them back; a host
+     * that is stopped (a deleted VM) leaves the volume available. Returns the device path.
+     */
+    async attachVolume(host: string, id: string): Promise<string> {
+        return (await this.labSh(["volume-attach", this.dir, this.volumeId(id), this.host(host).dir])).trim();
+    }
+
+    /** Takes the volume's device and links out of the host (if it runs) and forgets the attachment. */
+    async detachVolume(host: string, id: string): Promise<void> {
+        await this.labSh(["volume-detach", this.dir, this.volumeId(id), this.host(host).dir]);
+    }
+
+    /** The lab's volumes, whichever process made them. */
+    volumeIds(): string[] {
+        const dir = path.join(this.dir, "volumes");
+        return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => fs.existsSync(path.join(dir, n, "loop"))) : [];
+    }
+
+    /** Where the volume is attached, or undefined when it is available. */
+    volumeAttachment(id: string): VolumeAttachment | undefined {
+        let hostDir: string;
+        try {
+            hostDir = fs.readFileSync(path.join(this.dir, "volumes", this.volumeId(id), "attached"), "utf8").trim();
+        } catch {
+            return undefined;
+        }
+        const record = path.join(hostDir, "volumes", id);
+        if (!fs.existsSync(record)) return undefined;
+        return { host: path.basename(hostDir), device: `/dev/${fs.readFileSync(record, "utf8").split("\n")[0]}` };
+    }
+
+    private volumeId(id: string): string {
+        if (!VOLUME_ID.test(id)) throw new Error(`invalid volume id: ${JSON.stringify(id)}`);
+        return id;
+    }
+
+    /** lab.sh, failing with its own message (Cinder's words for a refused volume operation). */
+    private async labSh(args: string[]): Promise<string> {
+        try {
+            return (await run(SCRIPT, args)).stdout;
+        } catch (e) {
+            const stderr = String((e as { stderr?: string }).stderr ?? "").trim();
+            throw new Error(stderr.replace(/^lab: /, "") || (e as Error).message);
+        }
+    }
+
     // Faults.
     async killSshd(name: string): Promise<void> {
         await run(SCRIPT, ["sshd-kill", this.host(name).dir]);
@@ -254,6 +336,11 @@ export class Lab {
             }
         }
         this.hosts.clear();
+        try {
+            execFileSync(SCRIPT, ["volumes-down", this.dir], { stdio: "ignore" });
+        } catch {
+            // keep going: the bridge must still go
+        }
         if (this.bridge) {
             try {
                 execFileSync(SCRIPT, ["bridge-down", this.run], { stdio: "ignore" });

@@ -6,8 +6,11 @@
  * same address, as a VM on a surviving Neutron port does. An Instance's `powerState` is Nova's stop and start
  * (the provider's power_state: `active`, `shutoff`; resource_openstack_compute_instance_v2.go stops a server
  * created as `shutoff` right after its build): the host's processes end with its kubelet stopped first, its
- * filesystem stays, and at power-on it boots again with its kubelet started. Other resources get an id and
- * echo their inputs.
+ * filesystem stays, and at power-on it boots again with its kubelet started. A Volume is a lab volume (a loop
+ * device the lab owns, so it outlives servers) with a UUID for its id, as Cinder gives; a VolumeAttach shows
+ * it in the server as Nova and udev do (/dev/vdX and /dev/disk/by-id/virtio-<id cut to 20 characters>),
+ * reporting the device as `device`, and a volume still attached cannot be deleted (Cinder's "Volume status
+ * must be available"). Other resources get an id and echo their inputs.
  *
  * Which input changes replace a resource follows the provider's schema (ForceNew attributes in
  * terraform-provider-openstack: openstack/resource_openstack_compute_instance_v2.go,
@@ -16,11 +19,14 @@
  * resource_openstack_compute_keypair_v2.go, resource_openstack_blockstorage_volume_v3.go); other changes
  * update in place.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { Lab } from "../../lab/lab";
 import { DiffAnswer, plain } from "./stepRules";
 
 type Props = Record<string, unknown>;
+
+/** A lab volume's size, whatever size was asked for: enough for ext4 and the tests' files. */
+const LAB_VOLUME_MB = 64;
 
 const FORCE_NEW: Record<string, string[]> = {
     "openstack:compute/instance:Instance": ["imageId", "imageName", "availabilityZone", "keyPair", "networks", "userData", "schedulerHints", "configDrive", "blockDevices", "personalities"],
@@ -75,6 +81,16 @@ export class LabCloud {
                 this.onServer?.({ id, name, address });
                 return { id, outputs: { ...inputs, accessIpV4: address } };
             }
+            case "openstack:blockstorage/volume:Volume": {
+                const id = randomUUID();
+                await this.lab.createVolume(id, LAB_VOLUME_MB);
+                return { id, outputs: { ...inputs } };
+            }
+            case "openstack:compute/volumeAttach:VolumeAttach": {
+                const host = this.serverName(String(inputs.instanceId));
+                const device = await this.lab.attachVolume(host, String(inputs.volumeId));
+                return { id: `${inputs.instanceId}/${inputs.volumeId}`, outputs: { ...inputs, device } };
+            }
             case "openstack:networking/floatingIp:FloatingIp":
                 // No NAT in the lab: the "floating" address is the port's own.
                 return { id: `fip-${suffix}`, outputs: { ...inputs, address: this.lab.addressOf(this.indexOfPortId(String(inputs.portId))) } };
@@ -93,6 +109,11 @@ export class LabCloud {
 
     async delete(type: string, id: string, outputs: Props): Promise<void> {
         if (type === "openstack:networking/port:Port") this.lab.releaseIndex(this.indexOfPortId(id));
+        if (type === "openstack:blockstorage/volume:Volume") await this.lab.deleteVolume(id);
+        if (type === "openstack:compute/volumeAttach:VolumeAttach") {
+            const host = this.serverName(String(outputs.instanceId));
+            if (this.lab.hostNames().includes(host)) await this.lab.detachVolume(host, String(outputs.volumeId));
+        }
         if (type === "openstack:compute/instance:Instance" && this.lab.hostNames().includes(String(outputs.name))) await this.lab.stopHost(String(outputs.name));
     }
 
@@ -126,6 +147,13 @@ export class LabCloud {
         }
         if (!this.lab.claimIndex(host - 10, urn)) throw new Error(`IP address ${wanted} already allocated in subnet`);
         return host - 10;
+    }
+
+    /** The server (lab host) an Instance id names. */
+    private serverName(instanceId: string): string {
+        const m = /^server-(.+)-[0-9a-f]{8}$/.exec(instanceId);
+        if (!m) throw new Error(`Instance ${instanceId} could not be found.`);
+        return m[1];
     }
 
     private firstPortIndex(inputs: Props): number {
