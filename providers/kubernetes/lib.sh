@@ -27,6 +27,24 @@ install_file() {
     fi
 }
 
+# replace_block FILE BEGIN END ENTRIES: prints FILE with one block, marked by the BEGIN and END lines, holding
+# ENTRIES (rewritten whole; an identical line elsewhere is dropped, so no entry appears twice; lines compare
+# whole, never as prefixes). No block when ENTRIES is empty.
+replace_block() {
+    ENTRIES="$4" BEGIN="$2" END="$3" awk '
+        BEGIN { n = split(ENVIRON["ENTRIES"], want, "\n"); for (i = 1; i <= n; i++) if (want[i] != "") wanted[want[i]] = 1 }
+        $0 == ENVIRON["BEGIN"] { skip = 1; next }
+        $0 == ENVIRON["END"] { skip = 0; next }
+        skip || ($0 in wanted) { next }
+        { print }
+        END {
+            if (ENVIRON["ENTRIES"] == "") exit
+            print ENVIRON["BEGIN"]
+            printf "%s\n", ENVIRON["ENTRIES"]
+            print ENVIRON["END"]
+        }' "$1"
+}
+
 # remove_file PATH: prints "changed" when it existed.
 remove_file() {
     if [[ -e "$1" ]]; then

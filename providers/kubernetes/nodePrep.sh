@@ -26,22 +26,9 @@ set_hostname() {
     echo "hostname set to $name"
 }
 
-# Our entries live in one marked block, rewritten whole; an identical line elsewhere in the file is
-# dropped, so no entry appears twice. Lines are compared whole, never as prefixes.
+# Our entries live in one marked block, rewritten whole (replace_block, lib.sh).
 write_hosts() {
-    local entries="$1"
-    ENTRIES="$entries" BEGIN="$HOSTS_BEGIN" END="$HOSTS_END" awk '
-        BEGIN { n = split(ENVIRON["ENTRIES"], want, "\n"); for (i = 1; i <= n; i++) if (want[i] != "") wanted[want[i]] = 1 }
-        $0 == ENVIRON["BEGIN"] { skip = 1; next }
-        $0 == ENVIRON["END"] { skip = 0; next }
-        skip || ($0 in wanted) { next }
-        { print }
-        END {
-            if (ENVIRON["ENTRIES"] == "") exit
-            print ENVIRON["BEGIN"]
-            printf "%s\n", ENVIRON["ENTRIES"]
-            print ENVIRON["END"]
-        }' /etc/hosts | install_file /etc/hosts 0644 | sed 's/^/\/etc\/hosts /'
+    replace_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" "$1" | install_file /etc/hosts 0644 | sed 's/^/\/etc\/hosts /'
 }
 
 disable_swap() {

@@ -70,20 +70,9 @@ format_once() {
 
 uuid_of() { blkid -p -o value -s UUID "$(device_of "$1")"; }
 
-# Our fstab entries live in one marked block, rewritten whole (libmount skips comment lines).
+# Our fstab entries live in one marked block, rewritten whole (replace_block, lib.sh; libmount skips comments).
 write_fstab() {
-    local entries="$1"
-    ENTRIES="$entries" BEGIN="$FSTAB_BEGIN" END="$FSTAB_END" awk '
-        $0 == ENVIRON["BEGIN"] { skip = 1; next }
-        $0 == ENVIRON["END"] { skip = 0; next }
-        skip { next }
-        { print }
-        END {
-            if (ENVIRON["ENTRIES"] == "") exit
-            print ENVIRON["BEGIN"]
-            printf "%s\n", ENVIRON["ENTRIES"]
-            print ENVIRON["END"]
-        }' /etc/fstab | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
+    replace_block /etc/fstab "$FSTAB_BEGIN" "$FSTAB_END" "$1" | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
 }
 
 # Mount points of our fstab block that are no longer wanted: unmounted before their entries go.
