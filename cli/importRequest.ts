@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
 import { parseRequestText } from "../config/requestText";
 import { ConfigError, ConfigProblem } from "../config/spec";
-import { convertInstantiateRequest } from "../config/tacker";
+import { convertInstantiateRequest, namesPackageFiles } from "../config/tacker";
 import { MIB, readAtMost, sizeText } from "../config/untrustedFile";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { printable, PRINTABLE_LIMIT } from "./printable";
@@ -86,7 +86,7 @@ export function importRequest(args: Args, projectDir: string, io: Io): number {
     report(io, "warnings", result.warnings);
     report(io, "taken from Tacker's sample VNFD (the request does not carry them)", result.defaulted);
     report(io, "accepted and ignored", result.ignored);
-    if (packageDir === undefined && hasPackageFiles(result.config)) io.err("package files were not checked: give --package-dir\n");
+    if (packageDir === undefined && namesPackageFiles(result.config)) io.err("package files were not checked: give --package-dir\n");
 
     const secretPaths = result.secrets.map((s) => s.path);
     const plain = withoutLeaves(result.config, secretPaths);
@@ -125,11 +125,6 @@ export function importRequest(args: Args, projectDir: string, io: Io): number {
     }
     io.err(`wrote ${path.relative(io.cwd, existing.path)}${secretPaths.length ? ` and set ${secretPaths.length} secret(s)` : ""}\n`);
     return 0;
-}
-
-function hasPackageFiles(config: Record<string, unknown>): boolean {
-    const registries = (config.privateRegistries as { caCertificateFile?: string }[] | undefined) ?? [];
-    return !!(config.persistentVolumes as unknown[] | undefined)?.length || registries.some((r) => r.caCertificateFile) || !!(config.registry as { imageFile?: string } | undefined)?.imageFile;
 }
 
 export function validate(args: Args, projectDir: string, io: Io): number {

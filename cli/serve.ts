@@ -22,8 +22,10 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
           : { type: "none" };
     const publicUrl = args.options.get("--public-url");
     if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl)) throw new UsageError("--public-url: an http or https URL such as https://lcm.example:9890");
+    const packages = args.options.get("--packages");
     const service = await createService({
         dataDir,
+        packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
         auth,
         maxParallel,
         projectDir,

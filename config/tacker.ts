@@ -354,3 +354,9 @@ class NetworkLookup {
         return undefined;
     }
 }
+
+/** Whether a stack config names files of a VNF package (PV manifests, a registry CA, a registry image). */
+export function namesPackageFiles(config: Record<string, unknown>): boolean {
+    const registries = (config.privateRegistries as { caCertificateFile?: string }[] | undefined) ?? [];
+    return !!(config.persistentVolumes as unknown[] | undefined)?.length || registries.some((r) => r.caCertificateFile) || !!(config.registry as { imageFile?: string } | undefined)?.imageFile;
+}

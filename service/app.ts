@@ -38,6 +38,8 @@ export interface ServiceOptions {
     delivery?: { attempts: number; firstPauseMs: number };
     /** The project directory (Pulumi.yaml); default: this package's. */
     projectDir?: string;
+    /** VNF packages, one unpacked folder per vnfdId; without it, requests may name no package file. */
+    packagesDir?: string;
     /** Items in one page of a list (SOL013 §5.4: further pages through `Link: <…>; rel="next"`); default 100. */
     pageSize?: number;
     /** Operations running at once, across instances; default 4. */
@@ -70,7 +72,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // and the service's own API credentials.
     const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_"));
     const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
-    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: variables((k) => k.startsWith("OS_")) });
+    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, packagesDir: options.packagesDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: variables((k) => k.startsWith("OS_")) });
     await lifecycle.recover();
     const app = Fastify({
         logger: false,

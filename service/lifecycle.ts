@@ -10,6 +10,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
 import { planExtConnChange } from "./extConn";
@@ -36,6 +38,8 @@ const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_
 export interface LifecycleOptions {
     /** The project directory: request conversion resolves paths there. */
     projectDir: string;
+    /** VNF packages, one unpacked folder per vnfdId: where a request's package files are found. */
+    packagesDir?: string;
     /** Operations running at once, across instances. */
     maxParallel: number;
     /** OS_* variables used when a request names no registered VIM. */
@@ -77,6 +81,17 @@ export class Lifecycle {
      * failed temporarily, once the Pulumi command the dead service left running is stopped and its stack's
      * stale lock cleared (so a retry is the only update of that stack).
      */
+    /**
+     * The unpacked VNF package of an instance's vnfdId, when the service has one: `--packages DIR` holds a
+     * folder per vnfdId. The id is the client's: only a plain name is looked up (nothing that climbs out).
+     */
+    private packageOf(instance: Body): string | undefined {
+        const vnfdId = String(instance.vnfdId ?? "");
+        if (!this.options.packagesDir || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(vnfdId) || vnfdId.includes("..")) return undefined;
+        const dir = path.join(this.options.packagesDir, vnfdId);
+        return fs.existsSync(dir) && fs.statSync(dir).isDirectory() ? dir : undefined;
+    }
+
     async recover(): Promise<void> {
         for (const op of this.store.list("op_occs")) {
             if (op.operationState === "STARTING") {
@@ -206,11 +221,18 @@ export class Lifecycle {
         switch (operation) {
             case "INSTANTIATE": {
                 let converted;
+                const packageDir = this.packageOf(instance);
                 try {
-                    converted = requestConverter().convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName });
+                    converted = requestConverter().convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName, packageDir });
                 } catch (e) {
                     if (e instanceof ConfigError) throw new ProblemError(400, e.message);
                     throw e;
+                }
+                if (!packageDir && requestConverter().namesPackageFiles(converted.config)) {
+                    throw new ProblemError(
+                        400,
+                        `additionalParams names files of the VNF package (PV manifests, certificates or image archives), and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: start it with --packages DIR, DIR/<vnfdId>/ holding the unpacked package`,
+                    );
                 }
                 const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
                 if (vimId && !this.store.get("vims", vimId)) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);

@@ -10,6 +10,7 @@ import * as YAML from "yaml";
 import { parseRequestText } from "../config/requestText";
 import { Lab, labAvailable } from "./lab/lab";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { PROJECT_DIR } from "./support/program";
 import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
 import { describeProcess, stopPulumiProcess } from "../service/pulumiProcess";
@@ -333,11 +334,16 @@ describe("LCM service authentication", function () {
 });
 
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
+/** The vnfdId seed 000's instance is created with: its package is examples/package under `serve --packages`. */
+const STORAGE_VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
 
 describe("LCM operations as stack updates: the real openstack client, the Automation API, the stand-in Pulumi CLI running the program on lab hosts", function () {
     this.timeout(300_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-ops-"));
     const knobs = path.join(dataDir, "pulumi-standin");
+    // VNF packages as `serve --packages` takes them: one unpacked folder per vnfdId.
+    const packagesDir = path.join(dataDir, "packages");
+    fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(packagesDir, STORAGE_VNFD), { recursive: true });
     let lab: Lab;
     let project: ServiceProject;
     let env: Record<string, string>;
@@ -390,6 +396,18 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.fail(`${opUrl} did not finish`);
     };
     const vnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
+    /** Seed 000's instance: its VNFCs, its PersistentVolumes in the stand-in cluster, its newest finished operation. */
+    let storage = "";
+    const storageVnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${storage}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
+    const pvsDir = () => path.join(lab.clusterState, `vnf-${storage}`, "pvs");
+    const latestOp = async (instanceId: string) => {
+        for (let i = 0; i < 1200; i++) {
+            const last = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
+            if (last && !["STARTING", "PROCESSING", "ROLLING_BACK"].includes(last.operationState)) return last;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail(`${instanceId}: the operation did not finish`);
+    };
     const workerCount = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").length;
     const seedFile = (name: string) => {
         const file = path.join(dataDir, name);
@@ -406,7 +424,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         lab = await startLab(this);
         project = serviceProject();
         env = standInEnv(knobs, lab);
-        service = await ServiceProcess.start(dataDir, env, ["--project", project.dir]);
+        service = await ServiceProcess.start(dataDir, env, ["--project", project.dir, "--packages", packagesDir]);
         callback = await Callback.start();
         const file = path.join(dataDir, "subscription.json");
         fs.writeFileSync(file, JSON.stringify({ callbackUri: callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
@@ -626,7 +644,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             await service.crash();
             assert.ok(alive(orphan), "the dead service's pulumi up is still running, holding the stack's lock");
             assert.equal(locks().length, 1);
-            service = await ServiceProcess.start(dataDir, env, ["--project", project.dir]);
+            service = await ServiceProcess.start(dataDir, env, ["--project", project.dir, "--packages", packagesDir]);
             const op = await json("op", "show", accepted.location!.split("/").pop()!);
             assert.equal(op["Operation State"], "FAILED_TEMP");
             assert.match(JSON.stringify(op.Error), new RegExp(`the service restarted while the operation was running: its Pulumi command \\(pid ${orphan}\\) was cancelled; the stack's lock was cleared`));
@@ -652,7 +670,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             process.kill(-orphan, "SIGKILL");
             for (let i = 0; i < 100 && alive(orphan); i++) await new Promise((r) => setTimeout(r, 50));
             assert.equal(locks().length, 1, "a killed update leaves its lock");
-            service = await ServiceProcess.start(dataDir, env, ["--project", project.dir]);
+            service = await ServiceProcess.start(dataDir, env, ["--project", project.dir, "--packages", packagesDir]);
             const op = (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${accepted.location!.split("/").pop()}`)).body;
             assert.equal(op.operationState, "FAILED_TEMP");
             assert.match(op.error.detail, /its Pulumi command \(pid \d+\) was no longer running; the stack's lock was cleared \(pulumi cancel\)/);
@@ -757,19 +775,45 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         await api("DELETE", `/vnflcm/v1/subscriptions/${sub.body.id}`);
     });
 
-    it("affectedVnfcs name VNFCs as the program does, also where the server's resource is named otherwise: the storage server is `<vnf>-storage`", async () => {
-        const storage = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-storage")).ID;
-        // The service takes no VNF package, so the request's PV manifests (package files) are left out.
-        const body = seedBody(lab, "storage-instantiate.json", { withoutVim: true });
-        delete body.additionalParams.k8s_cluster_installation_param.pv_registration_params;
-        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/instantiate`, body)).location!);
+    it("seed 000 as it is (its PV manifests from the instance's package): the storage server, its PVs on the server's address; VNFCs named as the program names them", async () => {
+        storage = (await json("create", STORAGE_VNFD, "--name", "vnf-storage")).ID;
+        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }))).location!);
         assert.equal(instantiated.operationState, "COMPLETED", JSON.stringify(instantiated.error));
-        const ids = (await api("GET", `/vnflcm/v1/vnf_instances/${storage}`)).body.instantiatedVnfInfo.vnfcResourceInfo.map((v: any) => v.id);
+        const ids = (await storageVnfcs()).map((v: any) => v.id);
         assert.ok(ids.includes(`vnf-${storage}-storage`), ids.join(", "));
         assert.deepEqual(instantiated.resourceChanges.affectedVnfcs.map((v: any) => v.id).sort(), [...ids].sort());
+        const address = lab.host(`vnf-${storage}-storage`).address;
+        assert.deepEqual(fs.readdirSync(pvsDir()).sort(), ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);
+        for (const pv of fs.readdirSync(pvsDir())) {
+            assert.equal(JSON.parse(fs.readFileSync(path.join(pvsDir(), pv, "object.json"), "utf8")).spec.nfs.server, address, pv);
+        }
+        const noPackage = await api("POST", `/vnflcm/v1/vnf_instances/${(await json("create", "no-such-vnfd")).ID}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }));
+        assert.equal(noPackage.status, 400);
+        assert.match(noPackage.body.detail, /no package for vnfdId "no-such-vnfd": start it with --packages DIR/);
+    });
+
+    it("heal of the storage VNFC with the client: FAILED_TEMP while a registered PV is Bound (nothing replaced); once released, op retry replaces exactly the storage VM and keeps the PVs", async () => {
+        const vnfc = `vnf-${storage}-storage`;
+        const serverOf = async () => (await storageVnfcs()).find((v: any) => v.id === vnfc).computeResource.resourceId;
+        const before = await serverOf();
+        const state = path.join(pvsDir(), "nfs-pv3", "state");
+        const pvs = () => fs.readdirSync(pvsDir()).map((pv) => fs.readFileSync(path.join(pvsDir(), pv, "state"), "utf8"));
+        fs.writeFileSync(state, fs.readFileSync(state, "utf8").replace(/^phase=.*$/m, "phase=Bound"));
+        const bound = pvs();
+        assert.match(await openstack("heal", "--vnfc-instance", vnfc, "--", storage), /has been accepted/);
+        const refusedHeal = await latestOp(storage);
+        assert.equal(refusedHeal.operationState, "FAILED_TEMP");
+        assert.match(JSON.stringify(refusedHeal.error), /the storage server is not replaced: PersistentVolume nfs-pv3 is Bound/);
+        assert.equal(await serverOf(), before, "nothing replaced");
+        fs.writeFileSync(state, fs.readFileSync(state, "utf8").replace(/^phase=.*$/m, "phase=Available"));
+        await openstack("op", "retry", refusedHeal.id);
+        const healed = await latestOp(storage);
+        assert.equal(healed.operationState, "COMPLETED", JSON.stringify(healed.error));
+        assert.deepEqual(healed.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[vnfc, "MODIFIED"]]);
+        assert.notEqual(await serverOf(), before);
+        assert.deepEqual(pvs(), bound.map((p) => p.replace("phase=Bound", "phase=Available")), "the same PersistentVolumes");
         const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/terminate`, { terminationType: "FORCEFUL" })).location!);
         assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
-        assert.deepEqual(terminated.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), ids.map((i: string) => [i, "REMOVED"]).sort());
         await api("DELETE", `/vnflcm/v1/vnf_instances/${storage}`);
     });
 

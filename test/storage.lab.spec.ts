@@ -134,4 +134,16 @@ describe("NFS storage server on lab hosts (seed 000): the real program through t
         assert.deepEqual([1, 2].map((i) => fs.readFileSync(pvState(`nfs-pv${i}`), "utf8")), uids, "the same PersistentVolumes");
         assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "and a run after it changes nothing");
     });
+
+    it("healWhileInUse: with a PV Bound the heal goes on (the clients wait, as across a reboot); the files are still there", async () => {
+        setPhase("nfs-pv1", "Bound");
+        const before = vmId();
+        stack.set("storageServer.healWhileInUse", true);
+        stack.set("heal.nodes.storage", 2);
+        await stack.up();
+        assert.notEqual(vmId(), before);
+        assert.equal(formatted(), 1);
+        assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f1 /volume/nfs/pv1/f2 /volume/nfs/pv1/f3"), "file 1\nfile 2\nfile 3\n");
+        assert.deepEqual(await listed("/volume/nfs/pv1"), ["f1", "f2", "f3"]);
+    });
 });

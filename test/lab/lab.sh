@@ -29,6 +29,8 @@
 # Everything a host creates is named after RUN and INDEX and recorded in DIR, so teardown removes exactly
 # that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it.
 set -euo pipefail
+# Root's tools (losetup, ip, debootstrap) whatever PATH the caller had (the stand-in Pulumi CLI runs with a short one).
+export PATH="/usr/local/sbin:/usr/sbin:/sbin:$PATH"
 
 CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
 # nfs-kernel-server and nfs-common: the real exportfs, nfs.conf and nfsconf; nfs-ganesha(-vfs): the userspace NFS

@@ -1,5 +1,5 @@
 /**
- * A project folder for an LCM service under test: this project's program (linked), its own Pulumi.yaml
+ * A project folder for an LCM service under test: this project's program (linked; index.ts copied), its own Pulumi.yaml
  * copy, an empty `stacks/` and no state yet, as a fresh clone has them. The service's stacks, their config
  * files and the Pulumi state stay in it, and go with it.
  */
@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_DIR } from "./program";
 
-const PROGRAM = ["index.ts", "package.json", "tsconfig.json", "node_modules", "config", "components", "providers"];
+const PROGRAM = ["package.json", "tsconfig.json", "node_modules", "config", "components", "providers"];
 
 export interface ServiceProject {
     dir: string;
@@ -22,6 +22,9 @@ export function serviceProject(): ServiceProject {
     fs.copyFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
     fs.mkdirSync(path.join(dir, "stacks"));
     for (const entry of PROGRAM) fs.symlinkSync(path.join(PROJECT_DIR, entry), path.join(dir, entry));
+    // A copy, not a link: Node resolves a linked module to its real path, and the program reads files (a
+    // stack's packageDir) relative to its own directory, which must be this project's.
+    fs.copyFileSync(path.join(PROJECT_DIR, "index.ts"), path.join(dir, "index.ts"));
     return {
         dir,
         stackFileText: (stack) => {
