@@ -227,6 +227,18 @@ describe("resource graphs of the example stacks", () => {
         assert.match(provider.inputs.kubeconfig.value, /client-key-data/, "credentials and CA kept");
     });
 
+    it("the API server certificate names the VIP and the masters' floating IPs (kubeadm apiServer.certSANs)", async () => {
+        const complex = await build("complex");
+        assert.deepEqual(complex.graph.named("complex-kubeadm-init").inputs.certSans, ["10.10.0.10"], "the VIP");
+        const floating = await build("simple", (raw) => (raw.masters = { ...raw.masters, floatingIpPool: "public" }));
+        const fip = floating.graph.named("simple-master-0-fip");
+        assert.ok(fip);
+        const sans = floating.graph.named("simple-kubeadm-init").inputs.certSans;
+        assert.equal(sans.length, 1);
+        assert.match(sans[0], /^172\.24\.4\.\d+$/, "the floating IP");
+        assert.deepEqual((await build("simple")).graph.named("simple-kubeadm-init").inputs.certSans, [], "nothing else to add");
+    });
+
     it("registry: one VM with its fixed IP and the registry port open", async () => {
         const { graph, outputs } = await build("registry");
         assert.equal(graph.count(T.instance), 1);

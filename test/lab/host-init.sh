@@ -55,7 +55,11 @@ chroot "$root" mount -a || echo "host-init: mount -a failed" >&2
 enabled() { compgen -G "$root/etc/$1/S[0-9][0-9]$2" >/dev/null; }
 if enabled rcS.d rpcbind; then chroot "$root" /etc/init.d/rpcbind start >/dev/null || echo "host-init: rpcbind did not start" >&2; fi
 if enabled rc2.d nfs-kernel-server; then
-    chroot "$root" /etc/init.d/nfs-kernel-server start >/dev/null 2>&1 || echo "host-init: nfs-kernel-server did not start" >&2
+    # Done before sshd listens, so no start over SSH can overlap it; why it failed goes to the host's sshd.log.
+    if ! nfs_out="$(chroot "$root" /etc/init.d/nfs-kernel-server start 2>&1)"; then
+        echo "host-init: nfs-kernel-server did not start:" >&2
+        echo "$nfs_out" >&2
+    fi
 fi
 chroot "$root" ssh-keygen -A >/dev/null
 exec chroot "$root" /usr/sbin/sshd -D -e -o PasswordAuthentication=yes -o UsePAM=no -o PidFile=none

@@ -30,11 +30,24 @@ note() {
     printf '%s : nfs-kernel-server stand-in : %s\n' "$(date '+%d/%m/%Y %H:%M:%S')" "$*" >>"$GANESHA_LOG"
 }
 
-# The running server's PID, or nothing.
+# alive PID [COMM]: whether PID runs (a zombie, exited and not yet reaped, does not), named COMM when given.
+# /proc/PID/stat is "PID (COMM) STATE ...", the state after the last ')' (proc(5)); read in one go.
+alive() {
+    local stat state
+    stat="$(cat "/proc/$1/stat" 2>/dev/null || true)"
+    [[ -n "$stat" ]] || return 1
+    state="${stat##*) }"
+    [[ "${state:0:1}" != [ZX] ]] || return 1
+    [[ -z "${2:-}" || "$stat" == "$1 ($2) "* ]]
+}
+
+# The running server's PID, or nothing. ganesha's main() creates its PID file (open with O_CREAT), locks it
+# and only then writes "PID\n" into it (nfs_main.c, nfs-ganesha V4.3): an empty or partial file is a server
+# still starting, which `read` tells by the missing newline.
 ganesha_pid() {
-    local pid
-    pid="$(cat "$GANESHA_PID" 2>/dev/null || true)"
-    if [[ "$pid" =~ ^[0-9]+$ ]] && [[ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" == ganesha.nfsd ]]; then echo "$pid"; fi
+    local pid=""
+    { IFS= read -r pid; } 2>/dev/null <"$GANESHA_PID" || pid=""
+    if [[ "$pid" =~ ^[0-9]+$ ]] && alive "$pid" ganesha.nfsd; then echo "$pid"; fi
 }
 
 # nfs_bool SECTION TAG DEFAULT(0|1): conf_get_bool() of nfs-utils, through the real nfsconf.
@@ -259,26 +272,53 @@ check_log() {
     fi
 }
 
-# Starts ganesha in the background (its own session, so it outlives the caller's SSH session), serving etab;
-# returns once it serves, or fails with its last log lines.
+# Starts ganesha in the background, serving etab; returns once it serves, or fails saying why.
+# ganesha runs with -F (no daemon(3) fork): the process started here is the server itself, so its PID is known
+# before the PID file holds it, and an exit while it starts is seen at once, with its status (LogFatal ends
+# in _exit(2): Fatal() in src/log/log_functions.c, V4.3). What daemon(0, 0) would do is done here: its own
+# session (setsid, so it outlives the caller's SSH session; -w: should setsid have to fork, it stands for
+# ganesha and exits as it does), cwd /, stdio on /dev/null. ganesha writes its PID file either way.
 ganesha_start() {
-    local offset i pid=""
+    local offset i child pid="" status why logged
     ganesha_write_config || return 1
     offset="$(log_size)"
     rm -f "$GANESHA_PID"
-    # ganesha.nfsd forks into the background itself (-F would keep it in front) and writes its PID file.
-    setsid "$GANESHA" -f "$GANESHA_CONF" -L "$GANESHA_LOG" -p "$GANESHA_PID" -N NIV_EVENT </dev/null >/dev/null 2>&1 7>&- || true
+    (cd / && exec setsid -w "$GANESHA" -F -f "$GANESHA_CONF" -L "$GANESHA_LOG" -p "$GANESHA_PID" -N NIV_EVENT) \
+        </dev/null >/dev/null 2>&1 7>&- &
+    child=$!
     for ((i = 0; i < GANESHA_WAIT_SECONDS * 10; i++)); do
         pid="$(ganesha_pid)"
         if [[ -n "$pid" ]] && log_since "$offset" | grep -q 'NFS SERVER INITIALIZED'; then
             check_log "$offset"
             return
         fi
-        if [[ -f "$GANESHA_PID" && -z "$pid" ]]; then break; fi
+        alive "$child" || break
         sleep 0.1
     done
-    echo "nfs-kernel-server stand-in: nfs-ganesha did not start:" >&2
-    log_since "$offset" | grep -E ':(CRIT|FATAL|MAJ) :' | tail -5 >&2 || true
+    if alive "$child"; then
+        # Still starting after GANESHA_WAIT_SECONDS: stopped, so that a failed start leaves no server behind.
+        why="it did not log 'NFS SERVER INITIALIZED' within ${GANESHA_WAIT_SECONDS}s (PID ${pid:-$child}, stopped now)"
+        kill -TERM "$child" ${pid:+"$pid"} 2>/dev/null || true
+        for ((i = 0; i < 50; i++)); do alive "$child" || break; sleep 0.1; done
+        kill -KILL "$child" ${pid:+"$pid"} 2>/dev/null || true
+        wait "$child" 2>/dev/null || true
+        rm -f "$GANESHA_PID"
+    else
+        status=0
+        wait "$child" 2>/dev/null || status=$?
+        if ((status > 128)); then
+            why="it was killed by SIG$(kill -l "$((status - 128))" 2>/dev/null || echo "$((status - 128))")"
+        else
+            why="it exited with status $status"
+        fi
+        why+=" before it served"
+        # A LogFatal exit leaves the PID file: gone with the server, as a failed start leaves no nfsd (status 3).
+        rm -f "$GANESHA_PID"
+    fi
+    echo "nfs-kernel-server stand-in: nfs-ganesha did not start: $why; the last lines it logged ($GANESHA_LOG):" >&2
+    logged="$(log_since "$offset" | tail -n 12)"
+    echo "${logged:-(none)}" >&2
+    note "nfs-ganesha did not start: $why"
     return 1
 }
 
@@ -308,19 +348,21 @@ ganesha_reload() {
     return 1
 }
 
-# Stops ganesha (SIGTERM: a clean shutdown) and waits until it is gone.
+# Stops ganesha (SIGTERM: a clean shutdown) and waits until the process is gone: it unlinks its PID file in
+# do_shutdown() (src/MainNFSD/nfs_admin_thread.c, V4.3) before it exits, so the file going is not enough.
 ganesha_stop() {
     local pid i
     pid="$(ganesha_pid)"
     if [[ -n "$pid" ]]; then
         kill -TERM "$pid" 2>/dev/null || true
         for ((i = 0; i < GANESHA_WAIT_SECONDS * 10; i++)); do
-            [[ -n "$(ganesha_pid)" ]] || break
+            alive "$pid" ganesha.nfsd || break
             sleep 0.1
         done
-        if [[ -n "$(ganesha_pid)" ]]; then
+        if alive "$pid" ganesha.nfsd; then
             note "nfs-ganesha $pid did not stop on SIGTERM within ${GANESHA_WAIT_SECONDS}s: killed"
             kill -KILL "$pid" 2>/dev/null || true
+            for ((i = 0; i < 50; i++)); do alive "$pid" ganesha.nfsd || break; sleep 0.1; done
         fi
     fi
     rm -f "$GANESHA_PID" "$GANESHA_IDS"
