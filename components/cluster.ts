@@ -139,10 +139,11 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                     keyPairName: keyPair?.name,
                     sshPrivateKey: spec.ssh.privateKey,
                     healGeneration: spec.heal.nodes.storage ?? 0,
-                    persistentVolumes: manifests.map(persistentVolumeName),
-                    controlPlanes: this.kubeadm?.controlPlanes,
                     proxy: this.kubeadm?.proxy,
-                    cluster: this.kubeadm?.init,
+                    inUse:
+                        this.kubeadm && manifests.length
+                            ? { persistentVolumes: manifests.map(persistentVolumeName), controlPlanes: this.kubeadm.controlPlanes, firstMaster: this.kubeadm.firstMasterConnection }
+                            : undefined,
                 },
                 child,
             );

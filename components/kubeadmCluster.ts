@@ -46,6 +46,8 @@ export class KubeadmCluster extends pulumi.ComponentResource {
     readonly controlPlanes: pulumi.Output<ControlPlaneRef[]>;
     /** The nodes' proxy settings. */
     readonly proxy: pulumi.Output<NodeProxy>;
+    /** How to log into the first master (secret). */
+    readonly firstMasterConnection: pulumi.Output<SshTarget>;
     /** The admin kubeconfig with the server this machine reaches the API at (secret). */
     readonly apiKubeconfig: pulumi.Output<string>;
     private provider?: k8s.Provider;
@@ -65,6 +67,7 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.kubeconfig = built.init.kubeconfig;
         this.controlPlanes = built.controlPlanes;
         this.proxy = built.proxy;
+        this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.spec.masters, args.masters[0]));
         const access = pulumi.all([args.masters[0].sshAddress, this.endpoint]).apply(([address, endpoint]) => apiAccessEndpoint(args.spec, address, endpoint));
         this.apiKubeconfig = pulumi.secret(pulumi.all([this.kubeconfig, access]).apply(([kubeconfig, endpoint]) => kubeconfigAt(kubeconfig, endpoint)));
         this.registerOutputs({ endpoint: this.endpoint, kubeconfig: this.kubeconfig });

@@ -4,6 +4,8 @@ import { StorageServerSpec } from "../config/spec";
 import { ControlPlaneRef } from "../providers/kubernetes/kubeadm";
 import { NodeProxy } from "../providers/kubernetes/nodePrep";
 import { NfsServer } from "../providers/storage/nfsServer";
+import { StorageHealCheck } from "../providers/storage/storageHealCheck";
+import { SshTarget } from "../providers/transport/ssh";
 import { Server } from "./server";
 import { exportsFile, volumeSerial } from "./storagePlan";
 
@@ -20,35 +22,45 @@ export interface StorageServerArgs {
     sshPrivateKey?: string;
     /** Raising it replaces the VM (a storage heal); its first value replaces nothing. */
     healGeneration: number;
-    /** Names of the PersistentVolumes registered on the exports: a heal waits while one is Bound. */
-    persistentVolumes: string[];
-    /** The masters, to ask for those PersistentVolumes' phases. */
-    controlPlanes?: pulumi.Input<ControlPlaneRef[]>;
     /** apt's proxy on the server. */
     proxy?: pulumi.Input<NodeProxy>;
     /**
-     * The cluster: when it is deleted too (terminate), the server's volumes are not unexported one by one,
-     * and the PersistentVolumes left in it are no reason to wait.
+     * The PersistentVolumes registered on the exports, and the masters to ask for their phases: a heal is
+     * refused while one is Bound (unless `spec.healWhileInUse`). Absent: nothing to wait for.
      */
-    cluster?: pulumi.Resource;
+    inUse?: { persistentVolumes: string[]; controlPlanes: pulumi.Input<ControlPlaneRef[]>; firstMaster: pulumi.Input<SshTarget> };
 }
 
 /**
  * The NFS storage server: a VM on a Neutron port of its own (its address survives a heal), Cinder volumes
- * that are resources of their own, attachments joining them, and the NfsServer step on top. Healing
- * replaces the VM, the attachments and the step, in that order back and forth: the step stops serving
- * (after checking no registered PersistentVolume is Bound), the volumes detach, a new VM boots on the same
- * port, the same volumes attach and are mounted, never formatted again.
+ * that are resources of their own, attachments joining them, and the NfsServer step on top. A heal passes
+ * the StorageHealCheck first (no registered PersistentVolume Bound), whose approved generation is the VM's
+ * replacement trigger; then the step stops serving, the volumes detach, a new VM boots on the same port, the
+ * same volumes attach and are mounted, never formatted again.
  */
 export class StorageServer extends pulumi.ComponentResource {
     readonly server: Server;
     readonly volumes: openstack.blockstorage.Volume[];
     readonly attachments: openstack.compute.VolumeAttach[];
     readonly nfs: NfsServer;
+    readonly healCheck?: StorageHealCheck;
 
     constructor(name: string, args: StorageServerArgs, opts?: pulumi.ComponentResourceOptions) {
         super("k8s-vnf:openstack:StorageServer", name, {}, opts);
         const { spec } = args;
+        this.healCheck =
+            args.inUse &&
+            new StorageHealCheck(
+                `${name}-heal-check`,
+                {
+                    connection: args.inUse.firstMaster,
+                    healGeneration: args.healGeneration,
+                    persistentVolumes: args.inUse.persistentVolumes,
+                    healWhileInUse: spec.healWhileInUse,
+                    controlPlanes: args.inUse.controlPlanes,
+                },
+                { parent: this },
+            );
         this.server = new Server(
             `${name}-server`,
             {
@@ -57,7 +69,7 @@ export class StorageServer extends pulumi.ComponentResource {
                 ports: [{ networkId: spec.server.networkId, subnetId: spec.server.subnetId, fixedIp: spec.server.fixedIp, securityGroupIds: args.securityGroupIds }],
                 keyPairName: args.keyPairName,
                 metadata: { "k8s-vnf-role": "storage", "k8s-vnf-cp": spec.connectionPoint },
-                replacementTrigger: String(args.healGeneration),
+                replacementTrigger: this.healCheck ? this.healCheck.generation.apply(String) : String(args.healGeneration),
             },
             { parent: this },
         );
@@ -93,12 +105,9 @@ export class StorageServer extends pulumi.ComponentResource {
                 volumes: this.attachments.map((a, i) => a.volumeId.apply((id) => ({ serial: volumeSerial(id), mountTo: spec.volumes[i].mountTo }))),
                 exportsFile: exportsFile(spec.exports),
                 exportDirs: spec.exports.map((e) => e.dir),
-                persistentVolumes: args.persistentVolumes,
-                healWhileInUse: spec.healWhileInUse,
-                controlPlanes: args.controlPlanes,
                 proxy: args.proxy,
             },
-            { parent: this, deletedWith: args.cluster },
+            { parent: this },
         );
         this.registerOutputs({ address: this.server.address, volumeIds: this.volumes.map((v) => v.id) });
     }

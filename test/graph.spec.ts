@@ -21,6 +21,7 @@ const T = {
     labels: "pulumi-nodejs:dynamic/k8s-vnf:NodeLabels",
     nfsServer: "pulumi-nodejs:dynamic/k8s-vnf:NfsServer",
     nfsClient: "pulumi-nodejs:dynamic/k8s-vnf:NfsClient",
+    healCheck: "pulumi-nodejs:dynamic/k8s-vnf:StorageHealCheck",
     pv: "kubernetes:core/v1:PersistentVolume",
     k8sProvider: "pulumi:providers:kubernetes",
 };
@@ -165,15 +166,15 @@ describe("resource graphs of the example stacks", () => {
         const { graph } = await build("storage");
         const vm = graph.named("storage-storage-server-vm");
         assert.deepEqual(vm.inputs.networks, [{ port: "storage-storage-server-port-id" }], "the address is the port's, which outlives the VM");
-        assert.equal(vm.opts.replacementTrigger, "0");
+        assert.equal(await resolveOutputs(vm.opts.replacementTrigger), "0");
         const healed = await build("storage", (raw) => (raw.heal = { nodes: { storage: 1 } }));
-        assert.equal(healed.graph.named("storage-storage-server-vm").opts.replacementTrigger, "1");
+        assert.equal(await resolveOutputs(healed.graph.named("storage-storage-server-vm").opts.replacementTrigger), "1");
         for (const other of healed.graph.ofType(T.instance).filter((r) => r.name !== "storage-storage-server-vm")) {
-            assert.equal(other.opts.replacementTrigger, graph.named(other.name).opts.replacementTrigger, other.name);
+            assert.equal(await resolveOutputs(other.opts.replacementTrigger), await resolveOutputs(graph.named(other.name).opts.replacementTrigger), other.name);
         }
     });
 
-    it("storage: the NFS server step on the attached volumes: serials, exports with pinned fsids and root_squash, PV names to check, logins secret", async () => {
+    it("storage: the NFS server step on the attached volumes: serials, exports with pinned fsids and root_squash, its login secret", async () => {
         const { graph } = await build("storage");
         const nfs = graph.named("storage-storage-nfs");
         assert.equal(nfs.type, T.nfsServer);
@@ -186,13 +187,24 @@ describe("resource graphs of the example stacks", () => {
         );
         assert.equal(new Set(lines.map((l) => /fsid=(\d+)/.exec(l)![1])).size, 3, "one fsid per export");
         assert.deepEqual(nfs.inputs.exportDirs, ["/volume/nfs/pv1", "/volume/nfs/pv2", "/volume/nfs/pv3"]);
-        assert.deepEqual(nfs.inputs.persistentVolumes, ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);
-        assert.equal(nfs.inputs.healWhileInUse, false);
-        assert.ok(isSecret(nfs.inputs.connection) && isSecret(nfs.inputs.controlPlanes), "logins are secret");
+        assert.ok(isSecret(nfs.inputs.connection), "its login is secret");
         assert.equal(nfs.opts.deleteBeforeReplace, true);
-        assert.ok(nfs.opts.deletedWith, "deleted with the cluster: a terminate does not wait on claims");
         const tacker = await build("storage", (raw) => (raw.storageServer.exports[0] = { ...raw.storageServer.exports[0], squash: "all", insecure: true }));
         assert.match(String(tacker.graph.named("storage-storage-nfs").inputs.exportsFile), /^\/volume\/nfs\/pv1 10\.10\.0\.0\/24\(rw,sync,no_subtree_check,all_squash,insecure,sec=sys,fsid=\d+\)$/m);
+    });
+
+    it("storage: a heal passes the gate first: the VM's replacement trigger is the generation StorageHealCheck approved, which knows the PVs, the masters (secret) and healWhileInUse", async () => {
+        const { graph } = await build("storage", (raw) => (raw.heal = { nodes: { storage: 3 } }));
+        const gate = graph.named("storage-storage-heal-check");
+        assert.equal(gate.type, T.healCheck);
+        assert.deepEqual([gate.inputs.healGeneration, gate.inputs.persistentVolumes, gate.inputs.healWhileInUse], [3, ["nfs-pv1", "nfs-pv2", "nfs-pv3"], false]);
+        assert.ok(isSecret(gate.inputs.controlPlanes) && isSecret(gate.inputs.connection));
+        assert.equal(await resolveOutputs(graph.named("storage-storage-server-vm").opts.replacementTrigger), "3", "the gate's output");
+        const whileInUse = await build("storage", (raw) => (raw.storageServer.healWhileInUse = true));
+        assert.equal(whileInUse.graph.named("storage-storage-heal-check").inputs.healWhileInUse, true);
+        const noPvs = await build("storage", (raw) => (raw.persistentVolumes = []));
+        assert.equal(noPvs.graph.count(T.healCheck), 0, "no PVs, nothing to wait for");
+        assert.equal(await resolveOutputs(noPvs.graph.named("storage-storage-server-vm").opts.replacementTrigger), "0");
     });
 
     it("storage: every master and worker gets the NFS client, on its VM (the order is the lab's to show)", async () => {

@@ -112,7 +112,9 @@ describe("NFS storage server on lab hosts (seed 000): the real program through t
         setPhase("nfs-pv2", "Bound");
         const before = vmId();
         stack.set("heal.nodes.storage", 1);
+        const since = stack.steps.length;
         const e = await failure(suite, () => stack.up());
+        assert.deepEqual(stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`), ["update st-storage-heal-check"], "no other step started");
         assert.match(e.message, /the storage server is not replaced: PersistentVolume nfs-pv2 is Bound.*Nothing was changed.*storageServer\.healWhileInUse: true/s);
         assert.equal(vmId(), before, "the same VM");
         assert.deepEqual(await listed("/volume/nfs/pv1"), ["f1", "f2", "f3"], "still serving");
@@ -126,16 +128,20 @@ describe("NFS storage server on lab hosts (seed 000): the real program through t
         await stack.up();
         assert.notEqual(vmId(), before, "a new VM");
         assert.equal(formatted(), 1, "the volume was not formatted again");
-        const replaced = [...new Set(stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => s.name))].sort();
-        assert.deepEqual(replaced, ["st-storage-attach-data", "st-storage-nfs", "st-storage-server-vm"]);
-        const order = stack.stepsOf(since, /^st-storage-(nfs|attach-data|server-vm)$/).map((s) => `${s.op} ${s.name}`);
-        assert.deepEqual(order.slice(0, 3), ["delete-replaced st-storage-nfs", "delete-replaced st-storage-attach-data", "delete-replaced st-storage-server-vm"], "stop serving, detach, then the VM goes");
+        const changed = [...new Set(stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => s.name))].sort();
+        assert.deepEqual(changed, ["st-storage-attach-data", "st-storage-heal-check", "st-storage-nfs", "st-storage-server-vm"]);
+        const order = stack.stepsOf(since, /^st-storage-(heal-check|nfs|attach-data|server-vm)$/).map((s) => `${s.op} ${s.name}`);
+        assert.deepEqual(
+            order.slice(0, 4),
+            ["update st-storage-heal-check", "delete-replaced st-storage-nfs", "delete-replaced st-storage-attach-data", "delete-replaced st-storage-server-vm"],
+            "checked, then stop serving, detach, and the VM goes",
+        );
         for (const i of [1, 2, 3]) assert.equal(await inside(WORKER, `nfs-cat '${nfsUrl(`/volume/nfs/pv1/f${i}`)}'`), `file ${i}\n`);
         assert.deepEqual([1, 2].map((i) => fs.readFileSync(pvState(`nfs-pv${i}`), "utf8")), uids, "the same PersistentVolumes");
         assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "and a run after it changes nothing");
     });
 
-    it("healWhileInUse: with a PV Bound the heal goes on (the clients wait, as across a reboot); the files are still there", async () => {
+    it("healWhileInUse, set in the same update as the heal: with a PV Bound the heal goes on (the clients wait, as across a reboot); the files are still there", async () => {
         setPhase("nfs-pv1", "Bound");
         const before = vmId();
         stack.set("storageServer.healWhileInUse", true);

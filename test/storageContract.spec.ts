@@ -15,33 +15,47 @@ const SERVER = {
     volumes: [{ serial: "0b4c1cb7-92f3-4bd5-9", mountTo: "/volume" }],
     exportsFile: "/volume/nfs/pv1 10.10.0.0/24(rw,sync,no_subtree_check,root_squash,sec=sys,fsid=42)\n",
     exportDirs: ["/volume/nfs/pv1"],
-    persistentVolumes: ["nfs-pv1"],
-    healWhileInUse: false,
-    controlPlanes,
 };
+const GATE = { healGeneration: 0, persistentVolumes: ["nfs-pv1"], healWhileInUse: false, controlPlanes };
 
 describe("storage steps: check and diff through the real dynamic-provider host", function () {
     this.timeout(60_000);
     let server: ProviderHost;
     let client: ProviderHost;
+    let gate: ProviderHost;
     before(async () => {
-        [server, client] = await Promise.all([ProviderHost.start("providers/storage/nfsServer.ts", "nfsServerProvider"), ProviderHost.start("providers/storage/nfsClient.ts", "nfsClientProvider")]);
+        [server, client, gate] = await Promise.all([
+            ProviderHost.start("providers/storage/nfsServer.ts", "nfsServerProvider"),
+            ProviderHost.start("providers/storage/nfsClient.ts", "nfsClientProvider"),
+            ProviderHost.start("providers/storage/storageHealCheck.ts", "storageHealCheckProvider"),
+        ]);
     });
     after(() => {
         server?.stop();
         client?.stop();
+        gate?.stop();
     });
     const news = (over: Record<string, unknown> = {}) => ({ connection, providerVersion: "1", ...SERVER, ...over });
 
     it("NfsServer: check names every bad input, before anything runs, and lets unknown values through", async () => {
         assert.deepEqual((await server.check({}, news())).failures, []);
-        const bad = { volumes: [{ serial: "../../sda", mountTo: "/" }], exportsFile: 3, exportDirs: ["relative/dir"], persistentVolumes: ["Not A Name"], healWhileInUse: "yes" };
+        const bad = { volumes: [{ serial: "../../sda", mountTo: "/" }], exportsFile: 3, exportDirs: ["relative/dir"] };
         const failures = (await server.check({}, news(bad))).failures;
         assert.deepEqual([...new Set(failures.map((f) => f.property))].sort(), Object.keys(bad).sort());
         assert.deepEqual((await server.check({}, news(Object.fromEntries(Object.keys(bad).map((k) => [k, UNKNOWN]))))).failures, []);
-        const blind = (await server.check({}, news({ controlPlanes: undefined }))).failures;
-        assert.deepEqual(blind.map((f) => [f.property, f.reason]), [["controlPlanes", "needed to tell whether the PersistentVolumes are in use"]]);
-        assert.deepEqual((await server.check({}, news({ controlPlanes: undefined, persistentVolumes: [] }))).failures, [], "no PVs, nothing to ask the cluster");
+    });
+
+    it("StorageHealCheck: check names bad inputs; a new heal generation or a new healWhileInUse updates it, nothing replaces it (the storage VM's trigger is its output)", async () => {
+        const inputs = (over: Record<string, unknown> = {}) => ({ connection, providerVersion: "1", ...GATE, ...over });
+        assert.deepEqual((await gate.check({}, inputs())).failures, []);
+        const bad = { healGeneration: -1, persistentVolumes: ["Not A Name"], healWhileInUse: "yes", controlPlanes: [] };
+        assert.deepEqual([...new Set((await gate.check({}, inputs(bad))).failures.map((f) => f.property))].sort(), Object.keys(bad).sort());
+        const olds = { ...inputs(), generation: 0 };
+        assert.equal((await gate.diff("id", olds, inputs())).changes, "none");
+        for (const change of [{ healGeneration: 1 }, { healWhileInUse: true }, { controlPlanes: UNKNOWN }]) {
+            const d = await gate.diff("id", olds, inputs(change));
+            assert.deepEqual([d.changes, d.replaces], ["some", []], JSON.stringify(change));
+        }
     });
 
     it("NfsServer: a new or unknown VM id replaces it delete first (one VM has the volumes at a time); new exports update it", async () => {

@@ -1,17 +1,14 @@
 /**
  * NfsServer: the storage server's volumes mounted and exported over NFSv4 (see nfsServer.sh). Replaced with
- * its VM (delete first: one VM at a time has the volumes); the new VM mounts the same filesystems, never
- * formatting one that holds data, and serves the same exports with the same fsids at the same address.
- *
- * Its delete is where a storage heal is refused: while a PersistentVolume registered on these exports is
- * Bound, the VM is not replaced unless `healWhileInUse` says so. The check runs on a control-plane node
- * whether or not the storage VM still answers; then, if it does, the VM stops serving and unmounts.
+ * its VM (delete first: one VM at a time has the volumes): the old VM stops serving and unmounts (when it
+ * still answers), the new VM mounts the same filesystems, never formatting one that holds data, and serves
+ * the same exports with the same fsids at the same address. Whether a heal may go on while PersistentVolumes
+ * are in use is decided before, by StorageHealCheck.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
+import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
-import { ConnectError, HostKeyMismatchError, SshSession, SshTarget } from "../transport/ssh";
-import { ControlPlaneRef, listsControlPlanes, onControlPlaneIfAny, persistentVolumePhases } from "../kubernetes/kubeadm";
+import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
 
@@ -32,12 +29,6 @@ interface NfsServerInputs {
     exportsFile: string;
     /** The directories it exports (created when missing). */
     exportDirs: string[];
-    /** Names of the PersistentVolumes registered on these exports. */
-    persistentVolumes: string[];
-    /** Replace the VM even while one of them is Bound. */
-    healWhileInUse: boolean;
-    /** Where to ask for the PersistentVolumes' phases (secret: their logins). */
-    controlPlanes?: ControlPlaneRef[];
     /** apt's proxy, for installing the server (secret: may hold a password). */
     proxy?: NodeProxy;
 }
@@ -51,7 +42,6 @@ interface NfsServerState {
 
 const PATH_RE = /^\/[A-Za-z0-9._/+@-]*$/;
 const SERIAL_RE = /^[A-Za-z0-9-]{1,20}$/;
-const PV_NAME_RE = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 function volumeArgs(volumes: StorageVolume[]): string[] {
     return [String(volumes.length), ...volumes.flatMap((v) => [v.serial, v.mountTo])];
@@ -60,22 +50,6 @@ function volumeArgs(volumes: StorageVolume[]): string[] {
 async function apply(s: SshSession, i: NfsServerInputs): Promise<NfsServerState> {
     await s.runScript(SCRIPT, ["apply", i.exportsFile, ...volumeArgs(i.volumes), ...i.exportDirs], { sudo: true, env: i.proxy ? proxyEnvironment(i.proxy) : {} });
     return { served: [...i.exportDirs].sort(), serverRunning: true };
-}
-
-/** Why a storage heal stops here, or undefined when it may go on. */
-async function inUseRefusal(hosts: Hosts, outs: NfsServerInputs): Promise<string | undefined> {
-    if (outs.healWhileInUse || outs.persistentVolumes.length === 0 || !outs.controlPlanes?.length) return undefined;
-    let phases: Record<string, string> | undefined;
-    try {
-        phases = await onControlPlaneIfAny(hosts, outs.controlPlanes, persistentVolumePhases);
-    } catch (e) {
-        if (!(e instanceof ConnectError)) throw e;
-        return `no control-plane node could tell whether its PersistentVolumes are in use (${e.message})`;
-    }
-    // No control-plane node left: the cluster and its claims are gone.
-    if (phases === undefined) return undefined;
-    const bound = outs.persistentVolumes.filter((name) => phases![name] === "Bound");
-    return bound.length ? `PersistentVolume${bound.length > 1 ? "s" : ""} ${bound.join(", ")} ${bound.length > 1 ? "are" : "is"} Bound` : undefined;
 }
 
 export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
@@ -94,32 +68,13 @@ export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
         if (!Array.isArray(i.exportDirs) || i.exportDirs.length === 0 || i.exportDirs.some((d) => typeof d !== "string" || !PATH_RE.test(d) || d.split("/").includes(".."))) {
             failures.push({ property: "exportDirs", reason: "must list the exported directories as absolute paths" });
         }
-        if (!Array.isArray(i.persistentVolumes) || i.persistentVolumes.some((n) => typeof n !== "string" || !PV_NAME_RE.test(n))) failures.push({ property: "persistentVolumes", reason: "must list PersistentVolume names" });
-        if (typeof i.healWhileInUse !== "boolean") failures.push({ property: "healWhileInUse", reason: "must be true or false" });
-        if (i.controlPlanes !== undefined && !listsControlPlanes(i.controlPlanes)) failures.push({ property: "controlPlanes", reason: "must list masters as {name, connection}" });
-        if (Array.isArray(i.persistentVolumes) && i.persistentVolumes.length && !i.controlPlanes?.length) failures.push({ property: "controlPlanes", reason: "needed to tell whether the PersistentVolumes are in use" });
         return failures;
     },
     id: (i) => `${i.connection.host}:nfs-server`,
     create: (s, i) => apply(s, i),
     update: (s, _olds, news) => apply(s, news),
-    async delete() {
-        // deleteAcross does the work.
-    },
-    async deleteAcross(hosts, outs) {
-        const refusal = await inUseRefusal(hosts, outs);
-        if (refusal) {
-            throw new Error(
-                `the storage server is not replaced: ${refusal}, and its clients would lose their mounts while the new VM starts. ` +
-                    "Nothing was changed. Release the claims first, or set storageServer.healWhileInUse: true to replace it anyway (the clients' I/O pauses and resumes, as across a server reboot).",
-            );
-        }
-        const target = { ...outs.connection, hostKeyFingerprint: outs.connection.hostKeyFingerprint ?? outs.hostKeyFingerprint };
-        await hosts.first([target], "storage server", (s) => s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true })).catch((e) => {
-            if (e instanceof HostKeyMismatchError) console.log(`[NfsServer ${outs.connection.host}] another machine answers at its address (a new VM); nothing to stop`);
-            else if (e instanceof ConnectError) console.log(`[NfsServer ${outs.connection.host}] host unreachable; nothing to stop there`);
-            else throw e;
-        });
+    async delete(s, outs) {
+        await s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true });
     },
     async read(s, outs) {
         const lines = (await s.runScript(SCRIPT, ["report", ...volumeArgs(outs.volumes)], { sudo: true })).stdout.split("\n");
@@ -148,12 +103,6 @@ export interface NfsServerArgs {
     exportsFile: pulumi.Input<string>;
     /** The exported directories. */
     exportDirs: pulumi.Input<string>[];
-    /** PersistentVolumes registered on the exports (checked before a heal). */
-    persistentVolumes: string[];
-    /** Heal even while one of them is Bound. */
-    healWhileInUse: boolean;
-    /** The masters, to ask for the PersistentVolumes' phases. */
-    controlPlanes?: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
     /** Proxy for apt. */
     proxy?: pulumi.Input<NodeProxy>;
 }
@@ -163,6 +112,6 @@ export class NfsServer extends StepResource {
     declare readonly served: pulumi.Output<string[]>;
 
     constructor(name: string, args: NfsServerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(nfsServerProvider, nfsServerStep, name, args, opts, { inputs: ["controlPlanes", "proxy"] });
+        super(nfsServerProvider, nfsServerStep, name, args, opts, { inputs: ["proxy"] });
     }
 }

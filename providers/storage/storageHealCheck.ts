@@ -1,0 +1,111 @@
+/**
+ * StorageHealCheck: the gate a storage heal passes before the storage server's VM is replaced. The VM's
+ * replacement trigger is the heal generation this step approved, so the engine updates this step first; its
+ * update, given a new generation, asks a control-plane node for the phases of the PersistentVolumes
+ * registered on the storage server and refuses while one is Bound (Tacker's heal_start check), unless
+ * `healWhileInUse`. A refusal fails the update before anything else changes. An update sees the new inputs,
+ * so `healWhileInUse` set in the same update as the heal counts (a delete would see only the old ones).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
+import { StepResource } from "../stepResource";
+import { ConnectError, SshTarget } from "../transport/ssh";
+import { ControlPlaneRef, listsControlPlanes, onControlPlaneIfAny, persistentVolumePhases } from "../kubernetes/kubeadm";
+
+interface StorageHealCheckInputs {
+    [key: string]: unknown;
+    /** The storage heal generation asked for. */
+    healGeneration: number;
+    /** Names of the PersistentVolumes registered on the storage server. */
+    persistentVolumes: string[];
+    /** Heal even while one of them is Bound. */
+    healWhileInUse: boolean;
+    /** Where to ask for their phases (secret: the masters' logins). */
+    controlPlanes: ControlPlaneRef[];
+}
+
+interface StorageHealCheckState {
+    [key: string]: unknown;
+    /** The heal generation approved: the storage VM's replacement trigger. */
+    generation?: number;
+}
+
+const PV_NAME_RE = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** Why the heal stops here, or undefined when it may go on. */
+async function inUseRefusal(hosts: Hosts, i: StorageHealCheckInputs): Promise<string | undefined> {
+    if (i.healWhileInUse || i.persistentVolumes.length === 0) return undefined;
+    let phases: Record<string, string> | undefined;
+    try {
+        phases = await onControlPlaneIfAny(hosts, i.controlPlanes, persistentVolumePhases);
+    } catch (e) {
+        if (!(e instanceof ConnectError)) throw e;
+        return `no control-plane node could tell whether its PersistentVolumes are in use (${e.message})`;
+    }
+    // No control-plane node left: the cluster and its claims are gone.
+    if (phases === undefined) return undefined;
+    const bound = i.persistentVolumes.filter((name) => phases![name] === "Bound");
+    return bound.length ? `PersistentVolume${bound.length > 1 ? "s" : ""} ${bound.join(", ")} ${bound.length > 1 ? "are" : "is"} Bound` : undefined;
+}
+
+export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs, StorageHealCheckState> = {
+    kind: "StorageHealCheck",
+    version: "1",
+    outputs: ["generation"],
+    replaceOn: [],
+    deleteBeforeReplace: false,
+    deleteSucceedsWhenUnreachable: true,
+    // kubectl runs on whichever master answers first; the connection (the first master's) only names the step.
+    ownHost: false,
+    validate(i): Failure[] {
+        const failures: Failure[] = [];
+        if (!Number.isInteger(i.healGeneration) || (i.healGeneration as number) < 0) failures.push({ property: "healGeneration", reason: "must be a whole number ≥ 0" });
+        if (!Array.isArray(i.persistentVolumes) || i.persistentVolumes.some((n) => typeof n !== "string" || !PV_NAME_RE.test(n))) failures.push({ property: "persistentVolumes", reason: "must list PersistentVolume names" });
+        if (typeof i.healWhileInUse !== "boolean") failures.push({ property: "healWhileInUse", reason: "must be true or false" });
+        if (!listsControlPlanes(i.controlPlanes) || i.controlPlanes.length === 0) failures.push({ property: "controlPlanes", reason: "must list the masters as {name, connection}" });
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:storage-heal-check`,
+    // A new storage server holds nothing yet: nothing to check.
+    create: async (_s, i) => ({ generation: i.healGeneration }),
+    async update(_s, olds, news, hosts) {
+        if (news.healGeneration !== olds.generation) {
+            const refusal = await inUseRefusal(hosts, news);
+            if (refusal) {
+                throw new Error(
+                    `the storage server is not replaced: ${refusal}, and its clients would lose their mounts while the new VM starts. ` +
+                        "Nothing was changed. Release the claims first, or set storageServer.healWhileInUse: true to replace it anyway (the clients' I/O pauses and resumes, as across a server reboot).",
+                );
+            }
+            console.log(`[StorageHealCheck] storage heal ${olds.generation} → ${news.healGeneration}: no registered PersistentVolume in use${news.healWhileInUse ? " counted (healWhileInUse)" : ""}`);
+        }
+        return { generation: news.healGeneration };
+    },
+    async delete() {
+        // Nothing on any host.
+    },
+    read: async () => ({}),
+};
+
+export const storageHealCheckProvider = new StepProvider(storageHealCheckStep);
+
+export interface StorageHealCheckArgs {
+    /** The first master's login: names the step (it works through `controlPlanes`). */
+    connection: pulumi.Input<SshTarget>;
+    /** The storage heal generation (`heal.nodes.storage`). */
+    healGeneration: number;
+    /** PersistentVolumes registered on the storage server. */
+    persistentVolumes: string[];
+    /** Heal even while one of them is Bound. */
+    healWhileInUse: boolean;
+    /** The masters, to ask for the phases. */
+    controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
+}
+
+export class StorageHealCheck extends StepResource {
+    declare readonly generation: pulumi.Output<number>;
+
+    constructor(name: string, args: StorageHealCheckArgs, opts?: pulumi.CustomResourceOptions) {
+        super(storageHealCheckProvider, storageHealCheckStep, name, args, opts, { inputs: ["controlPlanes"] });
+    }
+}
