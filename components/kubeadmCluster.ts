@@ -68,14 +68,17 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.controlPlanes = built.controlPlanes;
         this.proxy = built.proxy;
         this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.spec.masters, args.masters[0]));
-        const access = pulumi.all([args.masters[0].sshAddress, this.endpoint]).apply(([address, endpoint]) => apiAccessEndpoint(args.spec, address, endpoint));
+        const first = args.masters[0];
+        const access = pulumi.all([first.address, first.sshAddress, this.endpoint]).apply(([address, sshAddress, endpoint]) => apiAccessEndpoint(args.spec, { address, sshAddress }, endpoint));
         this.apiKubeconfig = pulumi.secret(pulumi.all([this.kubeconfig, access]).apply(([kubeconfig, endpoint]) => kubeconfigAt(kubeconfig, endpoint)));
         this.registerOutputs({ endpoint: this.endpoint, kubeconfig: this.kubeconfig });
     }
 
     /** The @pulumi/kubernetes provider of this cluster, made with its first use. */
     kubernetesProvider(): k8s.Provider {
-        this.provider ??= new k8s.Provider(`${this.name}-api`, { kubeconfig: this.apiKubeconfig }, { parent: this });
+        // A new cluster (entire-cluster heal) replaces the provider, and with it the objects it made, whose old
+        // cluster is gone by then: their deletes succeed when the old API cannot be reached.
+        this.provider ??= new k8s.Provider(`${this.name}-api`, { kubeconfig: this.apiKubeconfig, deleteUnreachable: true }, { parent: this });
         return this.provider;
     }
 }

@@ -82,10 +82,14 @@ export function apiCertSans(masters: { address: string; sshAddress: string }[], 
     return [...new Set(extra)];
 }
 
-/** Where the machine running Pulumi reaches the API: the control-plane endpoint (HA), else the first master's floating IP or address. */
-export function apiAccessEndpoint(spec: ClusterSpec, firstMasterSshAddress: string, endpoint: string): string {
-    if (spec.ha) return endpoint;
-    const host = firstMasterSshAddress.includes(":") ? `[${firstMasterSshAddress}]` : firstMasterSshAddress;
+/**
+ * Where the machine running Pulumi reaches the API: where it reaches the masters. Through floating IPs, the
+ * first master's (its API server port; the VIP has none); else the control-plane endpoint (the VIP with
+ * HAProxy's port in HA, the master's address in simple).
+ */
+export function apiAccessEndpoint(spec: ClusterSpec, firstMaster: { address: string; sshAddress: string }, endpoint: string): string {
+    if (firstMaster.sshAddress === firstMaster.address) return endpoint;
+    const host = firstMaster.sshAddress.includes(":") ? `[${firstMaster.sshAddress}]` : firstMaster.sshAddress;
     return `${host}:${spec.controlPlane.apiServerPort}`;
 }
 

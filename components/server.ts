@@ -33,6 +33,8 @@ export interface ServerArgs {
     metadata?: Record<string, string>;
     /** A change of this value replaces the VM (heal); its first value does not. */
     replacementTrigger?: pulumi.Input<string>;
+    /** Resources whose steps run before any step of the VM (a check a replacement must pass). */
+    dependsOn?: pulumi.Resource[];
 }
 
 /** A VM with its ports and, optionally, a floating IP. */
@@ -99,7 +101,7 @@ function createServer(name: string, args: ServerArgs, parent: pulumi.Resource) {
             powerState: spec.powerState,
         },
         // The ports outlive a replacement (heal keeps the node's address), and a port binds to one server at a time.
-        { parent, deleteBeforeReplace: true, replacementTrigger: args.replacementTrigger },
+        { parent, deleteBeforeReplace: true, replacementTrigger: args.replacementTrigger, dependsOn: args.dependsOn },
     );
     const address = ports[0].allFixedIps.apply((ips) => ips[0]);
     return { instance, ports, address, sshAddress: floatingIp ? floatingIp.address : address };

@@ -4,7 +4,7 @@
  * the storage server's address in place of the manifest's. Pure functions.
  */
 import { createHash } from "node:crypto";
-import { NfsExportSpec } from "../config/spec";
+import { NfsExportSpec, ServerSpec } from "../config/spec";
 
 /** Where the storage step writes the exports (exports(5): files under /etc/exports.d must end in `.exports`). */
 export const EXPORTS_FILE = "/etc/exports.d/k8s-vnf.exports";
@@ -62,4 +62,14 @@ export function persistentVolumeFor(manifest: Record<string, unknown>, serverAdd
     const nfs = (spec.nfs ?? {}) as Record<string, unknown>;
     spec.nfs = { ...nfs, server: serverAddress };
     return { metadata: structuredClone((manifest.metadata ?? {}) as Record<string, unknown>), spec };
+}
+
+/**
+ * A digest of what replaces a VM when it changes (the compute instance's and port's ForceNew inputs: image,
+ * zone, network, fixed IP; the login, which is in its user data), so the storage heal gate notices any
+ * replacement of the storage server, not only a heal. Secret: the password is part of it.
+ */
+export function serverIdentity(server: ServerSpec): string {
+    const { image, availabilityZone, networkId, subnetId, fixedIp, username, password, enablePasswordLogin } = server;
+    return createHash("sha256").update(JSON.stringify({ image, availabilityZone, networkId, subnetId, fixedIp, username, password, enablePasswordLogin })).digest("hex");
 }

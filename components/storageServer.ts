@@ -7,7 +7,7 @@ import { NfsServer } from "../providers/storage/nfsServer";
 import { StorageHealCheck } from "../providers/storage/storageHealCheck";
 import { SshTarget } from "../providers/transport/ssh";
 import { Server } from "./server";
-import { exportsFile, volumeSerial } from "./storagePlan";
+import { exportsFile, serverIdentity, volumeSerial } from "./storagePlan";
 
 export interface StorageServerArgs {
     /** Prefix of the Nova and Cinder names. */
@@ -34,8 +34,8 @@ export interface StorageServerArgs {
 /**
  * The NFS storage server: a VM on a Neutron port of its own (its address survives a heal), Cinder volumes
  * that are resources of their own, attachments joining them, and the NfsServer step on top. A heal passes
- * the StorageHealCheck first (no registered PersistentVolume Bound), whose approved generation is the VM's
- * replacement trigger; then the step stops serving, the volumes detach, a new VM boots on the same port, the
+ * the StorageHealCheck first (no registered PersistentVolume Bound), which the VM depends on; then the step
+ * stops serving, the volumes detach, a new VM boots on the same port, the
  * same volumes attach and are mounted, never formatted again.
  */
 export class StorageServer extends pulumi.ComponentResource {
@@ -55,6 +55,7 @@ export class StorageServer extends pulumi.ComponentResource {
                 {
                     connection: args.inUse.firstMaster,
                     healGeneration: args.healGeneration,
+                    serverIdentity: serverIdentity(spec.server),
                     persistentVolumes: args.inUse.persistentVolumes,
                     healWhileInUse: spec.healWhileInUse,
                     controlPlanes: args.inUse.controlPlanes,
@@ -69,7 +70,9 @@ export class StorageServer extends pulumi.ComponentResource {
                 ports: [{ networkId: spec.server.networkId, subnetId: spec.server.subnetId, fixedIp: spec.server.fixedIp, securityGroupIds: args.securityGroupIds }],
                 keyPairName: args.keyPairName,
                 metadata: { "k8s-vnf-role": "storage", "k8s-vnf-cp": spec.connectionPoint },
-                replacementTrigger: this.healCheck ? this.healCheck.generation.apply(String) : String(args.healGeneration),
+                replacementTrigger: String(args.healGeneration),
+                // The gate's update (the PVs' check) comes before any replacement of the VM.
+                dependsOn: this.healCheck && [this.healCheck],
             },
             { parent: this },
         );

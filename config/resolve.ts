@@ -200,6 +200,15 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         const manifest = file.text === undefined ? {} : (YAML.parse(file.text) as Record<string, unknown>);
         return { manifestFile: file.path, manifest };
     });
+    // A PV whose path no export covers shows Available, and fails only when a pod mounts it.
+    persistentVolumes.forEach((pv, i) => {
+        const nfsPath = (pv.manifest.spec as { nfs?: { path?: string } } | undefined)?.nfs?.path;
+        if (!storageServer || typeof nfsPath !== "string") return;
+        const under = (dir: string) => nfsPath.replace(/\/+$/, "") === dir || nfsPath.startsWith(`${dir}/`);
+        if (!storageServer.exports.some((e) => under(e.dir))) {
+            c.fail(`persistentVolumes[${i}].manifestFile`, `its spec.nfs.path ${nfsPath} is under none of storageServer.exports (${storageServer.exports.map((e) => e.dir).join(", ")})`);
+        }
+    });
     const pvNames = new Map<string, number>();
     persistentVolumes.forEach((pv, i) => {
         const name = (pv.manifest.metadata as { name?: string } | undefined)?.name;

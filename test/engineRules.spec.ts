@@ -60,6 +60,23 @@ describe("test engine: Pulumi's step rules", () => {
         assert.deepEqual(asked, ["B:vmId", "D:vmId"], "C and E are never diffed: nothing of theirs comes from a replaced resource");
     });
 
+    it("delete-before-replace also takes the resources whose explicit provider is being replaced, without asking their diff; a provider is a dependency", async () => {
+        // init ← provider (kubeconfig); provider ← pv (its provider reference only)
+        const init = res("init");
+        const provider = res("provider", { props: { kubeconfig: ["init"] } });
+        const pv = { ...res("pv"), provider: "provider::provider-id" };
+        const asked: string[] = [];
+        const replaced = await dependentReplacements([init, provider, pv], init, new Set(), async (r) => {
+            asked.push(r.urn);
+            return { changes: "some", replaces: ["kubeconfig"], deleteBeforeReplace: false };
+        });
+        assert.deepEqual(replaced.map((r) => r.urn), ["provider", "pv"]);
+        assert.deepEqual(asked, ["provider"]);
+        assert.deepEqual(scheduleDeletes([init, provider, pv], [init, provider, pv]).map((c) => c.map((r) => r.urn)), [["pv"], ["provider"], ["init"]], "the provider goes after what it made");
+        const kept = await dependentReplacements([init, provider, pv], init, new Set(), async () => ({ changes: "none", replaces: [], deleteBeforeReplace: false }));
+        assert.deepEqual(kept, [], "a provider that stays keeps its resources");
+    });
+
     it("deletes: antichains by depth, as ScheduleDeletes layers them; a resource goes after everything depending on it or parented under it", () => {
         const comp = res("comp", { custom: false });
         const vm1 = res("vm1", { parent: "comp" });

@@ -193,18 +193,24 @@ describe("resource graphs of the example stacks", () => {
         assert.match(String(tacker.graph.named("storage-storage-nfs").inputs.exportsFile), /^\/volume\/nfs\/pv1 10\.10\.0\.0\/24\(rw,sync,no_subtree_check,all_squash,insecure,sec=sys,fsid=\d+\)$/m);
     });
 
-    it("storage: a heal passes the gate first: the VM's replacement trigger is the generation StorageHealCheck approved, which knows the PVs, the masters (secret) and healWhileInUse", async () => {
+    it("storage: the VM depends on the heal gate (StorageHealCheck: the PVs, the masters and a digest of what replaces the VM, secret), so its check runs before any replacement", async () => {
         const { graph } = await build("storage", (raw) => (raw.heal = { nodes: { storage: 3 } }));
         const gate = graph.named("storage-storage-heal-check");
         assert.equal(gate.type, T.healCheck);
         assert.deepEqual([gate.inputs.healGeneration, gate.inputs.persistentVolumes, gate.inputs.healWhileInUse], [3, ["nfs-pv1", "nfs-pv2", "nfs-pv3"], false]);
-        assert.ok(isSecret(gate.inputs.controlPlanes) && isSecret(gate.inputs.connection));
-        assert.equal(await resolveOutputs(graph.named("storage-storage-server-vm").opts.replacementTrigger), "3", "the gate's output");
+        assert.ok(isSecret(gate.inputs.controlPlanes) && isSecret(gate.inputs.connection) && isSecret(gate.inputs.serverIdentity));
+        const vm = graph.named("storage-storage-server-vm");
+        assert.deepEqual(dependencyNames(vm), ["storage-storage-heal-check"]);
+        assert.equal(await resolveOutputs(vm.opts.replacementTrigger), "3");
+        const identity = (g: typeof graph) => g.named("storage-storage-heal-check").inputs.serverIdentity.value;
+        const reimaged = await build("storage", (raw) => (raw.storageServer.image = "another-image"));
+        assert.notEqual(identity(reimaged.graph), identity(graph), "a new image (a new VM) is checked too");
+        const resized = await build("storage", (raw) => (raw.storageServer.flavor = "m1.large"));
+        assert.equal(identity(resized.graph), identity(graph), "a resize keeps the VM");
         const whileInUse = await build("storage", (raw) => (raw.storageServer.healWhileInUse = true));
         assert.equal(whileInUse.graph.named("storage-storage-heal-check").inputs.healWhileInUse, true);
         const noPvs = await build("storage", (raw) => (raw.persistentVolumes = []));
         assert.equal(noPvs.graph.count(T.healCheck), 0, "no PVs, nothing to wait for");
-        assert.equal(await resolveOutputs(noPvs.graph.named("storage-storage-server-vm").opts.replacementTrigger), "0");
     });
 
     it("storage: every master and worker gets the NFS client, on its VM (the order is the lab's to show)", async () => {
@@ -229,12 +235,14 @@ describe("resource graphs of the example stacks", () => {
             assert.equal(pv.inputs.metadata.name, `nfs-pv${n}`);
             assert.deepEqual(pv.inputs.spec.nfs, { server: outputs.storageServerAddress, path: `/volume/nfs/pv${n}` }, "0.0.0.0 replaced");
             assert.equal(pv.inputs.spec.persistentVolumeReclaimPolicy, "Retain");
-            assert.ok(pv.opts.provider, "the cluster's provider");
-            assert.ok(pv.opts.deletedWith && pv.opts.replacementTrigger, "deleted with the cluster; registered again in a new one");
+            assert.equal((pv.opts.provider as unknown as { __name: string }).__name, "storage-kubeadm-api", "the cluster's provider");
+            assert.equal((pv.opts.deletedWith as unknown as { __name: string }).__name, "storage-kubeadm-init", "deleted with the cluster");
+            assert.equal(await resolveOutputs(pv.opts.replacementTrigger), `sha256:${"a".repeat(64)}`, "registered again in a new cluster (its CA hash)");
         }
         const provider = graph.named("storage-kubeadm-api");
         assert.equal(provider.type, T.k8sProvider);
         assert.ok(isSecret(provider.inputs.kubeconfig), "the kubeconfig is secret");
+        assert.equal(provider.inputs.deleteUnreachable, "true", "objects of a cluster gone (entire-cluster heal) are deleted from the state");
         assert.match(provider.inputs.kubeconfig.value, /server: https:\/\/10\.10\.0\.\d+:6443/);
         assert.match(provider.inputs.kubeconfig.value, /client-key-data/, "credentials and CA kept");
     });

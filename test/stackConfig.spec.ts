@@ -72,6 +72,8 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a structured key that is not JSON", () => ({ config: { ...base.config, "k8s-vnf:masters": "count=3" } }), "masters"],
         ["a PV manifest without packageDir", () => ({ config: edit(storageConfig(), "packageDir", () => undefined) }), "persistentVolumes[0].manifestFile"],
         ["PVs without a storage server", () => ({ config: edit(storageConfig(), "storageServer", () => undefined) }), "persistentVolumes"],
+        ["a PV whose NFS path no export covers", () => ({ config: edit(storageConfig(), "storageServer", (st) => ({ ...st, exports: st.exports.slice(1) })) }), "persistentVolumes[0].manifestFile"],
+        ["a storage heal without a storage server", () => ({ config: edit(base.config, "heal", () => ({ nodes: { storage: 1 } })) }), "heal.nodes.storage"],
         ["an export twice", () => ({ config: edit(storageConfig(), "storageServer", (s) => ({ ...s, exports: [s.exports[0], s.exports[0]] })) }), "storageServer.exports[1].dir"],
         ["vnfKind registry without registry settings", () => ({ config: { ...base.config, "k8s-vnf:vnfKind": "registry" } }), "registry"],
         ["a storage server on a registry VNF", () => ({ config: edit(registryConfig(), "storageServer", () => JSON.parse(storageConfig()["k8s-vnf:storageServer"])) }), "storageServer"],

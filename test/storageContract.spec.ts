@@ -16,7 +16,7 @@ const SERVER = {
     exportsFile: "/volume/nfs/pv1 10.10.0.0/24(rw,sync,no_subtree_check,root_squash,sec=sys,fsid=42)\n",
     exportDirs: ["/volume/nfs/pv1"],
 };
-const GATE = { healGeneration: 0, persistentVolumes: ["nfs-pv1"], healWhileInUse: false, controlPlanes };
+const GATE = { healGeneration: 0, serverIdentity: "a".repeat(64), persistentVolumes: ["nfs-pv1"], healWhileInUse: false, controlPlanes };
 
 describe("storage steps: check and diff through the real dynamic-provider host", function () {
     this.timeout(60_000);
@@ -45,14 +45,14 @@ describe("storage steps: check and diff through the real dynamic-provider host",
         assert.deepEqual((await server.check({}, news(Object.fromEntries(Object.keys(bad).map((k) => [k, UNKNOWN]))))).failures, []);
     });
 
-    it("StorageHealCheck: check names bad inputs; a new heal generation or a new healWhileInUse updates it, nothing replaces it (the storage VM's trigger is its output)", async () => {
+    it("StorageHealCheck: check names bad inputs; a new heal generation, VM identity or healWhileInUse updates it (where it checks), nothing replaces it", async () => {
         const inputs = (over: Record<string, unknown> = {}) => ({ connection, providerVersion: "1", ...GATE, ...over });
         assert.deepEqual((await gate.check({}, inputs())).failures, []);
-        const bad = { healGeneration: -1, persistentVolumes: ["Not A Name"], healWhileInUse: "yes", controlPlanes: [] };
+        const bad = { healGeneration: -1, serverIdentity: "x", persistentVolumes: ["Not A Name"], healWhileInUse: "yes", controlPlanes: [] };
         assert.deepEqual([...new Set((await gate.check({}, inputs(bad))).failures.map((f) => f.property))].sort(), Object.keys(bad).sort());
-        const olds = { ...inputs(), generation: 0 };
+        const olds = inputs();
         assert.equal((await gate.diff("id", olds, inputs())).changes, "none");
-        for (const change of [{ healGeneration: 1 }, { healWhileInUse: true }, { controlPlanes: UNKNOWN }]) {
+        for (const change of [{ healGeneration: 1 }, { serverIdentity: "b".repeat(64) }, { healWhileInUse: true }, { controlPlanes: UNKNOWN }]) {
             const d = await gate.diff("id", olds, inputs(change));
             assert.deepEqual([d.changes, d.replaces], ["some", []], JSON.stringify(change));
         }

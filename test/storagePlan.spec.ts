@@ -44,11 +44,12 @@ describe("storage plan (pure functions)", () => {
         assert.equal("status" in pv, false);
     });
 
-    it("the API is reached at the VIP (HA) or the first master's floating IP, whose names the certificate carries", () => {
-        const spec = (ha: boolean) => ({ ha, controlPlane: { apiServerPort: 6443, haproxyPort: 16443 } }) as unknown as ClusterSpec;
-        assert.equal(apiAccessEndpoint(spec(false), "172.24.4.10", "10.10.0.5:6443"), "172.24.4.10:6443");
-        assert.equal(apiAccessEndpoint(spec(true), "172.24.4.10", "10.10.0.200:16443"), "10.10.0.200:16443");
-        assert.equal(apiAccessEndpoint(spec(false), "fd00::5", "x"), "[fd00::5]:6443");
+    it("the API is reached where the masters are (the first one's floating IP, else the control-plane endpoint), whose names the certificate carries", () => {
+        const spec = { controlPlane: { apiServerPort: 6443, haproxyPort: 16443 } } as unknown as ClusterSpec;
+        assert.equal(apiAccessEndpoint(spec, { address: "10.10.0.5", sshAddress: "172.24.4.10" }, "10.10.0.200:16443"), "172.24.4.10:6443", "floating IPs: the first master's, also in HA");
+        assert.equal(apiAccessEndpoint(spec, { address: "10.10.0.5", sshAddress: "10.10.0.5" }, "10.10.0.200:16443"), "10.10.0.200:16443", "no floating IPs: the VIP (HA)");
+        assert.equal(apiAccessEndpoint(spec, { address: "10.10.0.5", sshAddress: "10.10.0.5" }, "10.10.0.5:6443"), "10.10.0.5:6443", "no floating IPs: the master (simple)");
+        assert.equal(apiAccessEndpoint(spec, { address: "fd00::5", sshAddress: "fd00:1::5" }, "x"), "[fd00:1::5]:6443");
         assert.deepEqual(apiCertSans([{ address: "10.10.0.5", sshAddress: "172.24.4.10" }, { address: "10.10.0.6", sshAddress: "10.10.0.6" }], "10.10.0.200"), ["10.10.0.200", "172.24.4.10"]);
         assert.deepEqual(apiCertSans([{ address: "10.10.0.5", sshAddress: "10.10.0.5" }]), []);
     });

@@ -7,7 +7,8 @@
 action="${1:-}"
 
 client_version() {
-    if command -v mount.nfs >/dev/null; then mount.nfs -V 2>&1 | awk '{ print $NF; exit }'; fi
+    # "mount.nfs: (linux nfs-utils 2.6.2)"
+    if command -v mount.nfs >/dev/null; then mount.nfs -V 2>&1 | sed -n 's/.*nfs-utils \([^)]*\)).*/\1/p' | head -1; fi
 }
 
 case "$action" in

@@ -42,11 +42,17 @@ wait_for_device() {
     exit 1
 }
 
-# fs_type DEVICE: the filesystem (or partition table) a low-level probe finds, empty for a blank disk.
+# fs_type DEVICE: the filesystem (or partition table) a low-level probe finds; "blank" only when blkid says it
+# found nothing (exit 2). Any other failure (ambivalent signatures: 8, a usage or I/O error) stops the step:
+# a volume blkid cannot read is never taken for a blank one (mkfs asks nothing without a terminal).
 fs_type() {
-    local found
-    found="$(blkid -p -o export "$1" 2>/dev/null || true)"
-    awk -F= '$1 == "TYPE" || $1 == "PTTYPE" { print $2; exit }' <<<"$found"
+    local found rc=0
+    found="$(blkid -p -o export "$1")" || rc=$?
+    case "$rc" in
+    0) awk -F= '$1 == "TYPE" || $1 == "PTTYPE" { print $2; found = 1; exit } END { if (!found) print "unknown" }' <<<"$found" ;;
+    2) echo blank ;;
+    *) echo "blkid cannot tell what $1 holds (exit $rc): not formatted; look at it with blkid -p and wipefs -n" >&2; exit 1 ;;
+    esac
 }
 
 # Formats only a blank volume: one that holds data is never formatted, whatever it holds.
@@ -56,7 +62,7 @@ format_once() {
     type="$(fs_type "$dev")"
     case "$type" in
     ext4) ;;
-    "")
+    blank)
         mkfs.ext4 -q -L "k8s-vnf" "$dev"
         echo "volume $serial was blank: formatted ext4"
         ;;
@@ -75,9 +81,15 @@ write_fstab() {
     replace_block /etc/fstab "$FSTAB_BEGIN" "$FSTAB_END" "$1" | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
 }
 
-# Mount points of our fstab block that are no longer wanted: unmounted before their entries go.
+# The mount points of our fstab block (read before it is rewritten).
+fstab_mounts() {
+    awk -v b="$FSTAB_BEGIN" -v e="$FSTAB_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on { print $2 }' /etc/fstab
+}
+
+# Mount points no longer wanted (a volume dropped or moved): unmounted once the new exports are served, since
+# the server holds whatever it exported from them until exportfs -ra drops it.
 unmount_unwanted() {
-    local wanted="$1" mount
+    local previous="$1" wanted="$2" mount
     while read -r mount; do
         [[ -n "$mount" ]] || continue
         grep -qxF "$mount" <<<"$wanted" && continue
@@ -86,20 +98,20 @@ unmount_unwanted() {
             umount "$mount"
             echo "unmounted $mount (its volume is no longer the storage server's)"
         fi
-    done < <(awk -v b="$FSTAB_BEGIN" -v e="$FSTAB_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on { print $2 }' /etc/fstab)
+    done <<<"$previous"
 }
 
 mount_volumes() {
-    local entries="" wanted="" entry serial mount uuid current
+    local entries="" entry serial mount uuid current
+    WANTED_MOUNTS=""
     for entry in "${VOLUMES[@]}"; do
         read -r serial mount <<<"$entry"
         wait_for_device "$serial"
         format_once "$serial"
         uuid="$(uuid_of "$serial")"
         entries+="UUID=$uuid $mount ext4 defaults,nofail 0 2"$'\n'
-        wanted+="$mount"$'\n'
+        WANTED_MOUNTS+="$mount"$'\n'
     done
-    unmount_unwanted "$wanted"
     write_fstab "${entries%$'\n'}"
     for entry in "${VOLUMES[@]}"; do
         read -r serial mount <<<"$entry"
@@ -150,7 +162,9 @@ make_export_dirs() {
 }
 
 # served: the directories the server exports now (exportfs -s prints the kernel's export table).
-served() { exportfs -s | awk 'NF { print $1 }' | sort -u; }
+served() {
+    if command -v exportfs >/dev/null; then exportfs -s | awk 'NF { print $1 }' | sort -u; fi
+}
 
 write_exports() {
     mkdir -p "$(dirname "$EXPORTS_FILE")"
@@ -206,12 +220,14 @@ apply)
     shift
     export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}"
     read_volumes "$@"
+    previous_mounts="$(fstab_mounts)"
     mount_volumes
     install_server
     make_export_dirs "${REST[@]}"
     write_exports "$exports_text"
     start_server
     export_all "${REST[@]}"
+    unmount_unwanted "$previous_mounts" "$WANTED_MOUNTS"
     echo "storage server serving $(served | paste -sd' ' -)"
     ;;
 report)

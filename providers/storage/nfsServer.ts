@@ -8,7 +8,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
-import { SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, HostKeyMismatchError, SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
 
@@ -73,8 +73,17 @@ export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
     id: (i) => `${i.connection.host}:nfs-server`,
     create: (s, i) => apply(s, i),
     update: (s, _olds, news) => apply(s, news),
-    async delete(s, outs) {
-        await s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true });
+    async delete() {
+        // deleteAcross does the work.
+    },
+    // A VM that no longer answers, or another machine at its address, has nothing of this server to stop.
+    async deleteAcross(hosts, outs) {
+        const target = { ...outs.connection, hostKeyFingerprint: outs.connection.hostKeyFingerprint ?? outs.hostKeyFingerprint };
+        await hosts.first([target], "storage server", (s) => s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true })).catch((e) => {
+            if (e instanceof HostKeyMismatchError) console.log(`[NfsServer ${outs.connection.host}] another machine answers at its address (a new VM); nothing to stop`);
+            else if (e instanceof ConnectError) console.log(`[NfsServer ${outs.connection.host}] host unreachable; nothing to stop there`);
+            else throw e;
+        });
     },
     async read(s, outs) {
         const lines = (await s.runScript(SCRIPT, ["report", ...volumeArgs(outs.volumes)], { sudo: true })).stdout.split("\n");

@@ -1,10 +1,11 @@
 /**
- * StorageHealCheck: the gate a storage heal passes before the storage server's VM is replaced. The VM's
- * replacement trigger is the heal generation this step approved, so the engine updates this step first; its
- * update, given a new generation, asks a control-plane node for the phases of the PersistentVolumes
- * registered on the storage server and refuses while one is Bound (Tacker's heal_start check), unless
- * `healWhileInUse`. A refusal fails the update before anything else changes. An update sees the new inputs,
- * so `healWhileInUse` set in the same update as the heal counts (a delete would see only the old ones).
+ * StorageHealCheck: the gate the storage server's VM passes before it is replaced. The VM depends on this
+ * step, so the engine updates it first. Given a new heal generation, or a change of what replaces the VM
+ * (`serverIdentity`: image, zone, port, login), its update asks a control-plane node for the phases of the
+ * PersistentVolumes registered on the storage server and refuses while one is Bound (Tacker's heal_start
+ * check), unless `healWhileInUse`. A refusal fails the update before anything else changes. An update sees
+ * the new inputs, so `healWhileInUse` set in the same update as the heal counts (a delete would see only the
+ * old ones).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
@@ -16,6 +17,8 @@ interface StorageHealCheckInputs {
     [key: string]: unknown;
     /** The storage heal generation asked for. */
     healGeneration: number;
+    /** A digest of the VM inputs whose change replaces the VM (secret: the login is part of it). */
+    serverIdentity: string;
     /** Names of the PersistentVolumes registered on the storage server. */
     persistentVolumes: string[];
     /** Heal even while one of them is Bound. */
@@ -24,11 +27,6 @@ interface StorageHealCheckInputs {
     controlPlanes: ControlPlaneRef[];
 }
 
-interface StorageHealCheckState {
-    [key: string]: unknown;
-    /** The heal generation approved: the storage VM's replacement trigger. */
-    generation?: number;
-}
 
 const PV_NAME_RE = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -48,10 +46,10 @@ async function inUseRefusal(hosts: Hosts, i: StorageHealCheckInputs): Promise<st
     return bound.length ? `PersistentVolume${bound.length > 1 ? "s" : ""} ${bound.join(", ")} ${bound.length > 1 ? "are" : "is"} Bound` : undefined;
 }
 
-export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs, StorageHealCheckState> = {
+export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs> = {
     kind: "StorageHealCheck",
     version: "1",
-    outputs: ["generation"],
+    outputs: [],
     replaceOn: [],
     deleteBeforeReplace: false,
     deleteSucceedsWhenUnreachable: true,
@@ -60,6 +58,7 @@ export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs, Storag
     validate(i): Failure[] {
         const failures: Failure[] = [];
         if (!Number.isInteger(i.healGeneration) || (i.healGeneration as number) < 0) failures.push({ property: "healGeneration", reason: "must be a whole number ≥ 0" });
+        if (typeof i.serverIdentity !== "string" || !/^[0-9a-f]{64}$/.test(i.serverIdentity)) failures.push({ property: "serverIdentity", reason: "must be a sha256 digest" });
         if (!Array.isArray(i.persistentVolumes) || i.persistentVolumes.some((n) => typeof n !== "string" || !PV_NAME_RE.test(n))) failures.push({ property: "persistentVolumes", reason: "must list PersistentVolume names" });
         if (typeof i.healWhileInUse !== "boolean") failures.push({ property: "healWhileInUse", reason: "must be true or false" });
         if (!listsControlPlanes(i.controlPlanes) || i.controlPlanes.length === 0) failures.push({ property: "controlPlanes", reason: "must list the masters as {name, connection}" });
@@ -67,9 +66,9 @@ export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs, Storag
     },
     id: (i) => `${i.connection.host}:storage-heal-check`,
     // A new storage server holds nothing yet: nothing to check.
-    create: async (_s, i) => ({ generation: i.healGeneration }),
+    create: async () => ({}),
     async update(_s, olds, news, hosts) {
-        if (news.healGeneration !== olds.generation) {
+        if (news.healGeneration !== olds.healGeneration || news.serverIdentity !== olds.serverIdentity) {
             const refusal = await inUseRefusal(hosts, news);
             if (refusal) {
                 throw new Error(
@@ -77,9 +76,9 @@ export const storageHealCheckStep: StepDefinition<StorageHealCheckInputs, Storag
                         "Nothing was changed. Release the claims first, or set storageServer.healWhileInUse: true to replace it anyway (the clients' I/O pauses and resumes, as across a server reboot).",
                 );
             }
-            console.log(`[StorageHealCheck] storage heal ${olds.generation} → ${news.healGeneration}: no registered PersistentVolume in use${news.healWhileInUse ? " counted (healWhileInUse)" : ""}`);
+            console.log(`[StorageHealCheck] the storage server's VM may be replaced: ${news.healWhileInUse ? "healWhileInUse" : "no registered PersistentVolume is Bound"}`);
         }
-        return { generation: news.healGeneration };
+        return {};
     },
     async delete() {
         // Nothing on any host.
@@ -94,6 +93,8 @@ export interface StorageHealCheckArgs {
     connection: pulumi.Input<SshTarget>;
     /** The storage heal generation (`heal.nodes.storage`). */
     healGeneration: number;
+    /** Digest of the VM inputs whose change replaces it (storagePlan.ts serverIdentity). */
+    serverIdentity: pulumi.Input<string>;
     /** PersistentVolumes registered on the storage server. */
     persistentVolumes: string[];
     /** Heal even while one of them is Bound. */
@@ -103,9 +104,7 @@ export interface StorageHealCheckArgs {
 }
 
 export class StorageHealCheck extends StepResource {
-    declare readonly generation: pulumi.Output<number>;
-
     constructor(name: string, args: StorageHealCheckArgs, opts?: pulumi.CustomResourceOptions) {
-        super(storageHealCheckProvider, storageHealCheckStep, name, args, opts, { inputs: ["controlPlanes"] });
+        super(storageHealCheckProvider, storageHealCheckStep, name, args, opts, { inputs: ["controlPlanes", "serverIdentity"] });
     }
 }

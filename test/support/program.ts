@@ -56,8 +56,6 @@ export async function installMocks(graph: Graph, stack: string, computed: Comput
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
                 const state: Record<string, unknown> = { ...args.inputs, ...answers[args.type] };
-                // The storage heal gate approves the generation asked for (its create and an update that passes).
-                if (args.type === "pulumi-nodejs:dynamic/k8s-vnf:StorageHealCheck") state.generation = args.inputs.healGeneration;
                 const cidrHost = () => `10.10.0.${100 + addressCounter++}`;
                 if (args.type === "openstack:networking/port:Port") {
                     const fixed = (args.inputs.fixedIps ?? []).map((f: { ipAddress?: string }) => f.ipAddress).filter(Boolean);

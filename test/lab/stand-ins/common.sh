@@ -10,6 +10,8 @@
 #   $STATE/tokens/TOKEN       expiry (epoch seconds)
 #   $STATE/certkeys/KEY       expiry (epoch seconds)
 #   $STATE/applied            manifests applied with kubectl apply
+#   $STATE/pvs/NAME/          a PersistentVolume: state (phase=, claim=, uid=), object.json (the Kubernetes
+#                             provider's stand-in in test/support/engine writes them)
 #   $STATE/drain-blocked/NAME a pod disruption budget that blocks draining NAME (test knob)
 #   $STATE/delay              seconds each `kubeadm init`/`join` takes (bench knob), default 0
 #   $STATE/calls              "HOST TOOL ARGS..." for every call

@@ -17,7 +17,9 @@
  *   polled every 0.5 s for a fixed 5 minutes, "Timeout occurred polling for '<name>'" otherwise
  *   (provider/pkg/await/awaiters.go untilCoreV1PersistentVolumeInitialized, watcher.go);
  * - Delete: waits until the object is gone; a Bound PV keeps its `kubernetes.io/pv-protection` finalizer, and
- *   the delete fails after 10 minutes with "timed out waiting for the condition" (await.go, condition/deleted.go).
+ *   the delete fails after 10 minutes with "timed out waiting for the condition" (await.go, condition/deleted.go);
+ *   a cluster that cannot be reached fails it, unless the provider says `deleteUnreachable`, when the object is
+ *   taken as gone (provider.go Delete, clusterUnreachable).
  *
  * The API server's part: PersistentVolume validation as kubernetes pkg/apis/core/validation
  * (ValidatePersistentVolume: a DNS-1123 subdomain name, capacity.storage, accessModes, exactly one volume
@@ -124,9 +126,16 @@ export class KubernetesStandIn {
         return this.live(dir, id)!;
     }
 
-    async delete(type: string, kubeconfig: string, id: string): Promise<void> {
+    async delete(type: string, provider: { kubeconfig: string; deleteUnreachable: boolean }, id: string): Promise<void> {
         this.kind(type);
-        const dir = this.clusterOf(kubeconfig);
+        let dir: string;
+        try {
+            dir = this.clusterOf(provider.kubeconfig);
+        } catch (e) {
+            if (!provider.deleteUnreachable) throw e;
+            console.log(`the Kubernetes cluster is unreachable and deleteUnreachable is set: ${id} is taken as deleted`);
+            return;
+        }
         const files = pvFiles(dir, id);
         const started = Date.now();
         // The pv-protection finalizer holds a Bound volume until its claim is gone.

@@ -71,7 +71,10 @@ export class ResourceProviders {
 
     async delete(r: ResourceState): Promise<void> {
         if (!r.custom || r.retainOnDelete || r.type === KUBERNETES_PROVIDER) return;
-        if (isKubernetesObject(r.type)) return this.kubernetes.delete(r.type, this.kubeconfigOf(r), r.id);
+        if (isKubernetesObject(r.type)) {
+            const deleteUnreachable = String(plain(this.providerInputs(r.provider!).deleteUnreachable)) === "true";
+            return this.kubernetes.delete(r.type, { kubeconfig: this.kubeconfigOf(r), deleteUnreachable }, r.id);
+        }
         if (isDynamic(r.type)) await (await this.dynamic()).delete(r.id, plain(r.outputs) as Props);
         else await this.cloud.delete(r.type, r.id, plain(r.outputs) as Props);
     }

@@ -96,9 +96,9 @@ export function dependingOn(resources: ResourceState[], root: ResourceState, ign
 }
 
 /**
- * `calculateDependentReplacements`: of the root's dependents, those whose inputs take a property from a
- * resource being replaced and whose provider's Diff, with those inputs unknown, answers replace. Returned
- * in dependency order; they are deleted in reverse before the root.
+ * `calculateDependentReplacements`: of the root's dependents, those whose provider is being replaced, and
+ * those whose inputs take a property from a resource being replaced and whose provider's Diff, with those
+ * inputs unknown, answers replace. Returned in dependency order; they are deleted in reverse before the root.
  */
 export async function dependentReplacements(
     resources: ResourceState[],
@@ -110,6 +110,12 @@ export async function dependentReplacements(
     const out: ResourceState[] = [];
     for (const d of dependingOn(resources, root, operatedOn)) {
         if (!d.custom) continue;
+        // "If the resource's provider is in the replace set, we must replace this resource."
+        if (d.provider && replaceSet.has(providerUrn(d.provider))) {
+            out.push(d);
+            replaceSet.add(d.urn);
+            continue;
+        }
         let depends = false;
         const inputs: Record<string, unknown> = {};
         for (const [key, value] of Object.entries(d.inputs)) {
