@@ -81,7 +81,9 @@ export class StorageServer extends pulumi.ComponentResource {
                 new openstack.blockstorage.Volume(
                     `${name}-volume-${v.name}`,
                     { name: `${args.vnfName}-${v.name}`, size: v.sizeGb, volumeType: v.volumeType, availabilityZone: spec.server.availabilityZone },
-                    { parent: this },
+                    // Either would replace the volume (ForceNew), leaving an empty one and deleting the data: kept as
+                    // they were made (a volume moves zone or type with Cinder's own migrate or retype, not here).
+                    { parent: this, ignoreChanges: ["availabilityZone", "volumeType"] },
                 ),
         );
         // A volume attaches to one server at a time: the old attachment must go before a new one is made.

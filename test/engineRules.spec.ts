@@ -3,7 +3,7 @@
  * dependency_graph.go at v3.248.0): the engine every lab suite runs on must decide as the real one does.
  */
 import { strict as assert } from "node:assert";
-import { decide, dependentReplacements, scheduleDeletes, shouldTriggerReplace, UNKNOWN, urnOf } from "./support/engine/stepRules";
+import { decide, dependentReplacements, ignoringChanges, scheduleDeletes, shouldTriggerReplace, UNKNOWN, urnOf } from "./support/engine/stepRules";
 import { ResourceState } from "./support/engine/state";
 
 function res(name: string, deps: { dependsOn?: string[]; props?: Record<string, string[]>; parent?: string; custom?: boolean; inputs?: Record<string, unknown> } = {}): ResourceState {
@@ -75,6 +75,12 @@ describe("test engine: Pulumi's step rules", () => {
         assert.deepEqual(scheduleDeletes([init, provider, pv], [init, provider, pv]).map((c) => c.map((r) => r.urn)), [["pv"], ["provider"], ["init"]], "the provider goes after what it made");
         const kept = await dependentReplacements([init, provider, pv], init, new Set(), async () => ({ changes: "none", replaces: [], deleteBeforeReplace: false }));
         assert.deepEqual(kept, [], "a provider that stays keeps its resources");
+    });
+
+    it("ignoreChanges: an ignored property keeps its old input, so its change neither updates nor replaces; one the old inputs lack is dropped (PropertyPath.Reset)", () => {
+        const olds = { availabilityZone: "az-1", size: 5 };
+        assert.deepEqual(ignoringChanges({ availabilityZone: "az-2", size: 6, volumeType: "ssd" }, olds, ["availabilityZone", "volumeType"]), { availabilityZone: "az-1", size: 6 });
+        assert.deepEqual(ignoringChanges({ availabilityZone: "az-2" }, olds, []), { availabilityZone: "az-2" });
     });
 
     it("deletes: antichains by depth, as ScheduleDeletes layers them; a resource goes after everything depending on it or parented under it", () => {

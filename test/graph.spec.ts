@@ -152,6 +152,7 @@ describe("resource graphs of the example stacks", () => {
         const { graph, outputs } = await build("storage");
         const volume = graph.named("storage-storage-volume-storage_server_volume");
         assert.equal(volume.inputs.size, 5);
+        assert.deepEqual(volume.opts.ignoreChanges, ["availabilityZone", "volumeType"], "a new zone or type would replace the volume, and the data with it");
         const attach = graph.named("storage-storage-attach-storage_server_volume");
         assert.equal(attach.inputs.instanceId, "storage-storage-server-vm-id");
         assert.equal(attach.inputs.volumeId, "storage-storage-volume-storage_server_volume-id");

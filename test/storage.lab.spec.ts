@@ -152,4 +152,23 @@ describe("NFS storage server on lab hosts (seed 000): the real program through t
         assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f1 /volume/nfs/pv1/f2 /volume/nfs/pv1/f3"), "file 1\nfile 2\nfile 3\n");
         assert.deepEqual(await listed("/volume/nfs/pv1"), ["f1", "f2", "f3"]);
     });
+
+    it("a new zone for the storage server: the gate checks it as a heal (refused while Bound), the VM is replaced, the volume and its files kept", async () => {
+        setPhase("nfs-pv1", "Available");
+        stack.set("storageServer.healWhileInUse", false);
+        await stack.up();
+        const volume = () => stack.state().find((r) => r.urn.endsWith("::st-storage-volume-data"))!.id;
+        const [vm, vol] = [vmId(), volume()];
+        setPhase("nfs-pv2", "Bound");
+        stack.set("storageServer.availabilityZone", "az-2");
+        const e = await failure(suite, () => stack.up());
+        assert.match(e.message, /PersistentVolume nfs-pv2 is Bound/);
+        assert.equal(vmId(), vm);
+        setPhase("nfs-pv2", "Available");
+        await stack.up();
+        assert.notEqual(vmId(), vm, "a VM in the new zone");
+        assert.equal(volume(), vol, "the same volume: its zone is kept as made (ignoreChanges)");
+        assert.equal(formatted(), 1);
+        assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f1"), "file 1\n");
+    });
 });

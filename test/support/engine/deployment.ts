@@ -12,7 +12,7 @@ import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
 import { isDynamic, ResourceProviders } from "./resourceProviders";
 import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
-import { containsUnknown, decide, dependentReplacements, DiffAnswer, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, urnOf } from "./stepRules";
+import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, urnOf } from "./stepRules";
 import { ResourceState, RunState } from "./state";
 
 type Props = Record<string, unknown>;
@@ -31,7 +31,7 @@ const isState = (v: unknown): v is ResourceState => !!v && typeof v === "object"
 /** Resource options the engine would otherwise ignore silently: using one fails the registration. */
 function unsupportedOptions(req: Record<string, any>): string[] {
     return [
-        ...(req.ignoreChanges?.length ? ["ignoreChanges"] : []),
+        ...((req.ignoreChanges ?? []).some((p: string) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(p)) ? ["ignoreChanges below the top level"] : []),
         ...(req.replaceOnChanges?.length ? ["replaceOnChanges"] : []),
         ...(req.protect ? ["protect"] : []),
         ...(req.provider && typeOfUrn(providerUrn(req.provider)) !== KUBERNETES_PROVIDER ? ["explicit providers other than Kubernetes'"] : []),
@@ -155,6 +155,7 @@ export class Deployment {
                 ...(req.provider ? { provider: req.provider } : {}),
             };
             const old = this.state.old(urn);
+            if (old && req.ignoreChanges?.length) goal.inputs = ignoringChanges(goal.inputs, old.inputs, req.ignoreChanges);
             if (!goal.custom) return { urn, id: "", object: {}, ...this.component(goal, old) };
             const recorded = await this.customSteps(goal, old, replaceUrns.has(urn));
             return { urn, id: recorded.id, object: recorded.outputs };

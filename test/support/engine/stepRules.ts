@@ -183,3 +183,18 @@ export function urnOf(stack: string, project: string, type: string, name: string
 export function typeOfUrn(urn: string): string {
     return urn.split("::")[2].split("$").pop()!;
 }
+
+/**
+ * `processIgnoreChanges` (pkg/resource/deploy/step_generator.go) with `PropertyPath.Reset`
+ * (sdk/go/common/resource/properties_path.go): for a resource that exists, each ignored property takes its
+ * old input value before Check and Diff see the new inputs, and one the old inputs lack is dropped from the
+ * new ones. Top-level keys only here.
+ */
+export function ignoringChanges(inputs: Record<string, unknown>, oldInputs: Record<string, unknown>, ignored: string[]): Record<string, unknown> {
+    const out = { ...inputs };
+    for (const key of ignored) {
+        if (key in oldInputs) out[key] = oldInputs[key];
+        else delete out[key];
+    }
+    return out;
+}
