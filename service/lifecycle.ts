@@ -229,9 +229,12 @@ export class Lifecycle {
                     throw e;
                 }
                 if (!packageDir && requestConverter().namesPackageFiles(converted.config)) {
+                    const where = this.options.packagesDir
+                        ? `put the unpacked package in ${path.join(this.options.packagesDir, "<vnfdId>")}`
+                        : "start the service with --packages DIR, DIR/<vnfdId>/ holding the unpacked package";
                     throw new ProblemError(
                         400,
-                        `additionalParams names files of the VNF package (PV manifests, certificates or image archives), and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: start it with --packages DIR, DIR/<vnfdId>/ holding the unpacked package`,
+                        `additionalParams names files of the VNF package (PV manifests, certificates or image archives), and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: ${where}`,
                     );
                 }
                 const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);

@@ -47,7 +47,7 @@ describe("seed 000 through import-request and the Pulumi CLI, on lab hosts", fun
             cwd: project.dir,
         });
         assert.equal(code, 0, err);
-        pulumi("up", "--yes", "--stack", "edge");
+        assert.match(pulumi("up", "--yes", "--stack", "edge"), /was blank: formatted ext4/);
         const storage = suite.lab.hostNames().find((n) => n.endsWith("-storage"))!;
         assert.equal(await suite.lab.inside(storage, "exportfs -s | awk '{ print $1 }' | sort"), "/volume/nfs/pv1\n/volume/nfs/pv2\n/volume/nfs/pv3\n");
         assert.deepEqual(fs.readdirSync(pvsDir()).sort(), ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);

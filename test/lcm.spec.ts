@@ -789,7 +789,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         }
         const noPackage = await api("POST", `/vnflcm/v1/vnf_instances/${(await json("create", "no-such-vnfd")).ID}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }));
         assert.equal(noPackage.status, 400);
-        assert.match(noPackage.body.detail, /no package for vnfdId "no-such-vnfd": start it with --packages DIR/);
+        assert.match(noPackage.body.detail, /no package for vnfdId "no-such-vnfd": put the unpacked package in .*\/packages\/<vnfdId>/);
     });
 
     it("heal of the storage VNFC with the client: FAILED_TEMP while a registered PV is Bound (nothing replaced); once released, op retry replaces exactly the storage VM and keeps the PVs", async () => {

@@ -32,7 +32,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { Lab } from "../../lab/lab";
-import { DiffAnswer, plain } from "./stepRules";
+import { containsUnknown, DiffAnswer, plain } from "./stepRules";
 
 type Props = Record<string, any>;
 
@@ -64,10 +64,15 @@ export class KubernetesStandIn {
 
     // ---- the provider resource (CheckConfig, DiffConfig, Configure) ----------------------------------
 
+    /**
+     * A kubeconfig not known yet replaces the provider ("the conservative choice"); else it is replaced when
+     * the active cluster changed, except from an old config that had none (provider.go DiffConfig).
+     */
     diffConfig(olds: Props, news: Props): DiffAnswer {
         const changed = Object.keys({ ...olds, ...news }).filter((k) => !same(olds[k], news[k]));
-        const replaces = same(activeCluster(plain(olds.kubeconfig)), activeCluster(plain(news.kubeconfig))) ? [] : ["kubeconfig"];
-        return { changes: changed.length ? "some" : "none", replaces, deleteBeforeReplace: false };
+        const oldCluster = activeCluster(plain(olds.kubeconfig));
+        const replace = containsUnknown(news.kubeconfig) || (oldCluster !== undefined && !same(oldCluster, activeCluster(plain(news.kubeconfig))));
+        return { changes: changed.length ? "some" : "none", replaces: replace ? ["kubeconfig"] : [], deleteBeforeReplace: false };
     }
 
     // ---- objects ------------------------------------------------------------------------------------
