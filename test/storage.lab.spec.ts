@@ -171,4 +171,19 @@ describe("NFS storage server on lab hosts (seed 000): the real program through t
         assert.equal(formatted(), 1);
         assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f1"), "file 1\n");
     });
+
+    it("a second volume is formatted and mounted beside the first; removed again, it is unmounted before it detaches, and the first is untouched", async () => {
+        const volumes = [{ name: "data", mountTo: "/volume" }];
+        stack.set("storageServer.volumes", [...volumes, { name: "logs", mountTo: "/logs" }]);
+        await stack.up();
+        assert.equal(formatted(), 2, "only the new, blank volume");
+        assert.equal((await inside(STORAGE, "findmnt -rn -o TARGET --target /logs")).trim(), "/logs");
+        stack.set("storageServer.volumes", volumes);
+        await stack.up();
+        assert.equal((await inside(STORAGE, "mountpoint -q /logs && echo mounted || echo unmounted")).trim(), "unmounted");
+        assert.doesNotMatch(await inside(STORAGE, "cat /etc/fstab"), /\/logs/);
+        assert.equal(stack.state().filter((r) => r.type === "openstack:blockstorage/volume:Volume").length, 1, "the removed volume is deleted");
+        assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f1"), "file 1\n");
+        assert.deepEqual(Object.keys((await stack.up()).changes), ["same"]);
+    });
 });
