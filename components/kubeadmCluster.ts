@@ -1,4 +1,4 @@
-import * as k8s from "@pulumi/kubernetes";
+import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ClusterSpec, NodeGroupSpec } from "../config/spec";
 import { ApiLoadBalancer } from "../providers/kubernetes/apiLoadBalancer";
@@ -78,10 +78,13 @@ export class KubeadmCluster extends pulumi.ComponentResource {
     kubernetesProvider(): k8s.Provider {
         // A new cluster (entire-cluster heal) replaces the provider, and with it the objects it made, whose old
         // cluster is gone by then: their deletes succeed when the old API cannot be reached.
-        this.provider ??= new k8s.Provider(`${this.name}-api`, { kubeconfig: this.apiKubeconfig, deleteUnreachable: true }, { parent: this });
+        this.provider ??= new (kubernetesSdk().Provider)(`${this.name}-api`, { kubeconfig: this.apiKubeconfig, deleteUnreachable: true }, { parent: this });
         return this.provider;
     }
 }
+
+/** @pulumi/kubernetes, loaded by the stacks that register Kubernetes objects only (about 0.2 s). */
+export const kubernetesSdk = (): typeof k8s => require("@pulumi/kubernetes");
 
 function connectionOf(spec: ClusterSpec, group: NodeGroupSpec, server: Server): pulumi.Output<SshTarget> {
     return server.sshAddress.apply((host) => ({

@@ -1,5 +1,6 @@
-import * as k8s from "@pulumi/kubernetes";
+import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { kubernetesSdk } from "./kubeadmCluster";
 import { persistentVolumeFor, persistentVolumeName } from "./storagePlan";
 
 export interface PersistentVolumesArgs {
@@ -29,7 +30,7 @@ export class PersistentVolumes extends pulumi.ComponentResource {
         this.volumes = args.manifests.map((manifest) => {
             const pvName = persistentVolumeName(manifest);
             const object = pulumi.output(args.serverAddress).apply((address) => persistentVolumeFor(manifest, address));
-            return new k8s.core.v1.PersistentVolume(
+            return new (kubernetesSdk().core.v1.PersistentVolume)(
                 `${name}-${pvName}`,
                 { metadata: object.metadata, spec: object.spec },
                 {
