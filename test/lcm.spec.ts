@@ -605,11 +605,12 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     });
 
     it("an instantiate whose config the program would refuse is a 400 naming the field, before anything runs", async () => {
-        const other = (await json("create", "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", "--name", "vnf-registry")).ID;
+        // The instance's package (--packages) has no registry image: the request's field is named.
+        const other = (await json("create", STORAGE_VNFD, "--name", "vnf-registry")).ID;
         const before = calls().length;
         const r = await api("POST", `/vnflcm/v1/vnf_instances/${other}/instantiate`, seedBody(lab, "registry-vnf-instantiate.json", { withoutVim: true }));
         assert.equal(r.status, 400);
-        assert.match(r.body.detail, /registry\.imageFile: refers to a package file: set `packageDir`/);
+        assert.match(r.body.detail, /additionalParams\.private_registry_installation_param\.image_path: Files\/images\/private_registry\.tar does not exist in the package directory/);
         assert.equal(calls().length, before, "nothing ran");
         await api("DELETE", `/vnflcm/v1/vnf_instances/${other}`);
     });
