@@ -9,7 +9,6 @@ import { NFS_RULES, nodeRules, SecurityGroup, sshAndPortRules, VRRP_RULES } from
 import { Server } from "./server";
 import { PersistentVolumes } from "./persistentVolumes";
 import { StorageServer } from "./storageServer";
-import { persistentVolumeName } from "./storagePlan";
 import { VnfcResource, vnfcOf } from "./vnfc";
 
 export interface KubernetesClusterArgs {
@@ -129,7 +128,7 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                 { groupName: `${vnf}-nfs`, description: `NFS exports of ${vnf}`, rules: NFS_RULES, allowedCidrs: [], membersGroupId: nodesSg.group.id },
                 child,
             );
-            const manifests = spec.persistentVolumes.map((pv) => pv.manifest);
+            const pvs = spec.persistentVolumes;
             this.storageServer = new StorageServer(
                 `${name}-storage`,
                 {
@@ -141,17 +140,17 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                     healGeneration: spec.heal.nodes.storage ?? 0,
                     proxy: this.kubeadm?.proxy,
                     inUse:
-                        this.kubeadm && manifests.length
-                            ? { persistentVolumes: manifests.map(persistentVolumeName), controlPlanes: this.kubeadm.controlPlanes, firstMaster: this.kubeadm.firstMasterConnection }
+                        this.kubeadm && pvs.length
+                            ? { persistentVolumes: pvs.map((pv) => pv.name), controlPlanes: this.kubeadm.controlPlanes, firstMaster: this.kubeadm.firstMasterConnection }
                             : undefined,
                 },
                 child,
             );
-            if (this.kubeadm && manifests.length) {
+            if (this.kubeadm && pvs.length) {
                 this.persistentVolumes = new PersistentVolumes(
                     `${name}-pv`,
                     {
-                        manifests,
+                        volumes: pvs,
                         serverAddress: this.storageServer.server.address,
                         provider: this.kubeadm.kubernetesProvider(),
                         clusterId: this.kubeadm.init.caCertHash,

@@ -1,11 +1,12 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { kubernetesSdk } from "./kubeadmCluster";
-import { persistentVolumeFor, persistentVolumeName } from "./storagePlan";
+import { PersistentVolumeSpec } from "../config/spec";
+import { persistentVolumeFor } from "./storagePlan";
 
 export interface PersistentVolumesArgs {
-    /** The PersistentVolume manifests of the VNF package, as parsed. */
-    manifests: Record<string, unknown>[];
+    /** The PersistentVolume manifests of the VNF package. */
+    volumes: PersistentVolumeSpec[];
     /** The storage server's address (its own port's, kept across a heal): every PV's NFS server. */
     serverAddress: pulumi.Input<string>;
     /** The cluster's Kubernetes provider. */
@@ -27,11 +28,10 @@ export class PersistentVolumes extends pulumi.ComponentResource {
 
     constructor(name: string, args: PersistentVolumesArgs, opts?: pulumi.ComponentResourceOptions) {
         super("k8s-vnf:kubernetes:PersistentVolumes", name, {}, opts);
-        this.volumes = args.manifests.map((manifest) => {
-            const pvName = persistentVolumeName(manifest);
-            const object = pulumi.output(args.serverAddress).apply((address) => persistentVolumeFor(manifest, address));
+        this.volumes = args.volumes.map((pv) => {
+            const object = pulumi.output(args.serverAddress).apply((address) => persistentVolumeFor(pv.manifest, address));
             return new (kubernetesSdk().core.v1.PersistentVolume)(
-                `${name}-${pvName}`,
+                `${name}-${pv.name}`,
                 { metadata: object.metadata, spec: object.spec },
                 {
                     parent: this,

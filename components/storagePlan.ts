@@ -6,9 +6,6 @@
 import { createHash } from "node:crypto";
 import { NfsExportSpec, ServerSpec } from "../config/spec";
 
-/** Where the storage step writes the exports (exports(5): files under /etc/exports.d must end in `.exports`). */
-export const EXPORTS_FILE = "/etc/exports.d/k8s-vnf.exports";
-
 /**
  * A fixed `fsid=` for an export, from its path: the same after the VM is replaced, so file handles the
  * clients hold stay valid across a heal (exports(5): an explicit fsid keeps handles the same on another
@@ -45,11 +42,6 @@ export function exportsFile(exports: NfsExportSpec[]): string {
  */
 export function volumeSerial(volumeId: string): string {
     return volumeId.slice(0, 20);
-}
-
-/** A PersistentVolume manifest's name. */
-export function persistentVolumeName(manifest: Record<string, unknown>): string {
-    return String((manifest.metadata as { name?: unknown } | undefined)?.name);
 }
 
 /**

@@ -194,27 +194,22 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     const storageServer = config.storageServer && resolveStorage(config, c, sshKey);
     if (config.persistentVolumes.length && !storageServer) c.fail("persistentVolumes", "needs a storageServer to serve the NFS exports");
     if (config.persistentVolumes.length && config.kubespray) c.fail("persistentVolumes", "are registered through the kubeadm cluster's API; a kubespray cluster does not have one in this stack");
+    // A second manifest of one name would register over the first; a PV whose path no export covers shows
+    // Available, and fails only when a pod mounts it.
+    const pvNames = new Map<string, number>();
     const persistentVolumes = config.persistentVolumes.map((pv, i) => {
         const field = `persistentVolumes[${i}].manifestFile`;
         const file = files.read(field, pv.manifestFile, PV_MANIFEST);
         const manifest = file.text === undefined ? {} : (YAML.parse(file.text) as Record<string, unknown>);
-        return { manifestFile: file.path, manifest };
-    });
-    // A PV whose path no export covers shows Available, and fails only when a pod mounts it.
-    persistentVolumes.forEach((pv, i) => {
-        const nfsPath = (pv.manifest.spec as { nfs?: { path?: string } } | undefined)?.nfs?.path;
-        if (!storageServer || typeof nfsPath !== "string") return;
-        const under = (dir: string) => nfsPath.replace(/\/+$/, "") === dir || nfsPath.startsWith(`${dir}/`);
-        if (!storageServer.exports.some((e) => under(e.dir))) {
-            c.fail(`persistentVolumes[${i}].manifestFile`, `its spec.nfs.path ${nfsPath} is under none of storageServer.exports (${storageServer.exports.map((e) => e.dir).join(", ")})`);
+        const { metadata, spec } = manifest as { metadata?: { name?: string }; spec?: { nfs?: { path?: string } } };
+        const name = metadata?.name ?? "";
+        if (pvNames.has(name)) c.fail(field, `registers PersistentVolume ${name}, as persistentVolumes[${pvNames.get(name)}] does`);
+        if (name) pvNames.set(name, i);
+        const nfsPath = spec?.nfs?.path;
+        if (storageServer && typeof nfsPath === "string" && !storageServer.exports.some((e) => nfsPath.replace(/\/+$/, "") === e.dir || nfsPath.startsWith(`${e.dir}/`))) {
+            c.fail(field, `its spec.nfs.path ${nfsPath} is under none of storageServer.exports (${storageServer.exports.map((e) => e.dir).join(", ")})`);
         }
-    });
-    const pvNames = new Map<string, number>();
-    persistentVolumes.forEach((pv, i) => {
-        const name = (pv.manifest.metadata as { name?: string } | undefined)?.name;
-        if (name === undefined) return;
-        if (pvNames.has(name)) c.fail(`persistentVolumes[${i}].manifestFile`, `registers PersistentVolume ${name}, as persistentVolumes[${pvNames.get(name)}] does`);
-        pvNames.set(name, i);
+        return { manifestFile: file.path, name, manifest };
     });
 
     const seenServers = new Map<string, number>();
@@ -304,31 +299,32 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
 
 function resolveStorage(config: StackConfig, c: Checker, sshKey: boolean): ClusterSpec["storageServer"] {
     const s = config.storageServer!;
-    const mounts: string[] = [];
     const names = new Set<string>();
-    s.volumes.forEach((v, i) => {
+    const mounts: string[] = [];
+    const volumes = s.volumes.map((v, i) => {
         if (names.has(v.name)) c.fail(`storageServer.volumes[${i}].name`, `duplicate volume name ${v.name}`);
         names.add(v.name);
-        const mount = v.mountTo.replace(/\/+$/, "") || "/";
-        if (mount === "/") c.fail(`storageServer.volumes[${i}].mountTo`, "cannot mount a volume on /");
-        if (mounts.includes(mount)) c.fail(`storageServer.volumes[${i}].mountTo`, `${mount} is already a mount point`);
-        mounts.push(mount);
+        const mountTo = v.mountTo.replace(/\/+$/, "") || "/";
+        if (mountTo === "/") c.fail(`storageServer.volumes[${i}].mountTo`, "cannot mount a volume on /");
+        if (mounts.includes(mountTo)) c.fail(`storageServer.volumes[${i}].mountTo`, `${mountTo} is already a mount point`);
+        mounts.push(mountTo);
+        return { ...v, mountTo };
     });
     const dirs = new Set<string>();
-    s.exports.forEach((e, i) => {
+    const exports = s.exports.map((e, i) => {
         const dir = e.dir.replace(/\/+$/, "");
         if (!mounts.some((m) => dir === m || dir.startsWith(`${m}/`))) {
             c.fail(`storageServer.exports[${i}].dir`, `${e.dir} is not on a mounted volume (${mounts.join(", ")}); it would export the VM's own disk`);
         }
         if (dirs.has(dir)) c.fail(`storageServer.exports[${i}].dir`, `${e.dir} is exported twice`);
         dirs.add(dir);
-        c.network(`storageServer.exports[${i}].exportTo`, e.exportTo);
+        return { dir, exportTo: c.network(`storageServer.exports[${i}].exportTo`, e.exportTo).text, squash: e.squash, insecure: e.insecure };
     });
     return {
         server: resolveServer(config, "storageServer", s, c, sshKey),
         connectionPoint: s.connectionPoint,
-        volumes: s.volumes.map((v) => ({ ...v, mountTo: v.mountTo.replace(/\/+$/, "") })),
-        exports: s.exports.map((e) => ({ dir: e.dir.replace(/\/+$/, ""), exportTo: parseCidr(e.exportTo)!.text, squash: e.squash, insecure: e.insecure })),
+        volumes,
+        exports,
         healWhileInUse: s.healWhileInUse,
     };
 }

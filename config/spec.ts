@@ -61,6 +61,8 @@ export interface StorageServerSpec {
 export interface PersistentVolumeSpec {
     /** Absolute path of the manifest. */
     manifestFile: string;
+    /** Its `metadata.name`. */
+    name: string;
     /** The manifest as parsed (checked: a PersistentVolume with a name and an NFS path). */
     manifest: Record<string, unknown>;
 }
