@@ -67,7 +67,7 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.kubeconfig = built.init.kubeconfig;
         this.controlPlanes = built.controlPlanes;
         this.proxy = built.proxy;
-        this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.spec.masters, args.masters[0]));
+        this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.masters[0]));
         const first = args.masters[0];
         const access = pulumi.all([first.address, first.sshAddress, this.endpoint]).apply(([address, sshAddress, endpoint]) => apiAccessEndpoint(args.spec, { address, sshAddress }, endpoint));
         this.apiKubeconfig = pulumi.secret(pulumi.all([this.kubeconfig, access]).apply(([kubeconfig, endpoint]) => kubeconfigAt(kubeconfig, endpoint)));
@@ -86,13 +86,8 @@ export class KubeadmCluster extends pulumi.ComponentResource {
 /** @pulumi/kubernetes, loaded by the stacks that register Kubernetes objects only (about 0.2 s). */
 export const kubernetesSdk = (): typeof k8s => require("@pulumi/kubernetes");
 
-function connectionOf(spec: ClusterSpec, group: NodeGroupSpec, server: Server): pulumi.Output<SshTarget> {
-    return server.sshAddress.apply((host) => ({
-        host,
-        username: group.server.username,
-        ...(group.server.password ? { password: group.server.password } : {}),
-        ...(spec.ssh.privateKey ? { privateKey: spec.ssh.privateKey } : {}),
-    }));
+function connectionOf(spec: ClusterSpec, server: Server): pulumi.Output<SshTarget> {
+    return server.sshTarget(spec.ssh.privateKey);
 }
 
 function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pulumi.Resource) {
@@ -107,7 +102,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         new KubernetesNode(
             `${name}-${group.role}-${index}-node`,
             {
-                connection: connectionOf(spec, group, server),
+                connection: connectionOf(spec, server),
                 vmId: server.instance.id,
                 nodeName: server.vmName,
                 kubernetesVersion: spec.kubernetes.version,
@@ -121,14 +116,14 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     const prepare = (server: Server, group: NodeGroupSpec, index: number) => {
         const node = prepareNode(server, group, index);
         const client = spec.storageServer
-            ? new NfsClient(`${name}-${group.role}-${index}-nfs-client`, { connection: connectionOf(spec, group, server), vmId: node.vmId, nodeName: server.vmName }, child)
+            ? new NfsClient(`${name}-${group.role}-${index}-nfs-client`, { connection: connectionOf(spec, server), vmId: node.vmId, nodeName: server.vmName }, child)
             : undefined;
         return Object.assign(node, { readyVmId: (client ?? node).vmId });
     };
 
     const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));
     const controlPlaneRefs: pulumi.Output<ControlPlaneRef>[] = args.masters.map((server, i) =>
-        pulumi.all([connectionOf(spec, spec.masters, server), masterNodes[i].hostKeyFingerprint]).apply(([connection, hostKeyFingerprint]) => ({
+        pulumi.all([connectionOf(spec, server), masterNodes[i].hostKeyFingerprint]).apply(([connection, hostKeyFingerprint]) => ({
             name: server.vmName,
             connection: { ...connection, hostKeyFingerprint },
         })),
@@ -140,7 +135,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                   new ApiLoadBalancer(
                       `${name}-master-${i}-api-lb`,
                       {
-                          connection: connectionOf(spec, spec.masters, server),
+                          connection: connectionOf(spec, server),
                           vmId: masterNodes[i].readyVmId,
                           address: server.address,
                           vip: vip.apply((v) => v!),
@@ -159,7 +154,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     const init = new KubeadmInit(
         `${name}-init`,
         {
-            connection: connectionOf(spec, spec.masters, first),
+            connection: connectionOf(spec, first),
             nodeName: first.vmName,
             address: first.address,
             endpoint,
@@ -181,7 +176,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
 
     const podNetwork = new PodNetwork(
         `${name}-pod-network`,
-        { connection: connectionOf(spec, spec.masters, first), cniManifest: spec.kubernetes.cniManifest, proxy, caCertHash: init.caCertHash, controlPlanes: pulumi.all(controlPlaneRefs) },
+        { connection: connectionOf(spec, first), cniManifest: spec.kubernetes.cniManifest, proxy, caCertHash: init.caCertHash, controlPlanes: pulumi.all(controlPlaneRefs) },
         inCluster,
     );
 
@@ -203,7 +198,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             new ControlPlaneMember(
                 `${name}-master-${i}-member`,
                 {
-                    connection: connectionOf(spec, spec.masters, server),
+                    connection: connectionOf(spec, server),
                     vmId: loadBalancers[i]?.vmId ?? masterNodes[i].readyVmId,
                     nodeName: server.vmName,
                     address: server.address,
@@ -224,7 +219,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         const member = new WorkerMember(
             `${name}-worker-${i}-member`,
             {
-                connection: connectionOf(spec, spec.workers, server),
+                connection: connectionOf(spec, server),
                 vmId: node.readyVmId,
                 nodeName: server.vmName,
                 endpoint,
@@ -239,7 +234,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             new NodeLabels(
                 `${name}-worker-${i}-labels`,
                 {
-                    connection: connectionOf(spec, spec.masters, first),
+                    connection: connectionOf(spec, first),
                     vmId: member.vmId,
                     nodeName: server.vmName,
                     labels: labels.labels,

@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
 import { UUID_RE } from "../config/fields";
 import { ServerSpec } from "../config/spec";
+import { SshTarget } from "../providers/transport/ssh";
 
 /** One Neutron port of a server. */
 export interface ServerPortArgs {
@@ -50,15 +51,25 @@ export class Server extends pulumi.ComponentResource {
     /** Where SSH goes: the floating IP when there is one, else `address`. */
     readonly sshAddress: pulumi.Output<string>;
 
+    /** The login the VM is created with. */
+    private readonly login: ServerSpec;
+
     constructor(name: string, args: ServerArgs, opts?: pulumi.ComponentResourceOptions) {
         super("k8s-vnf:openstack:Server", name, {}, opts);
         this.vmName = args.vmName;
+        this.login = args.spec;
         const created = createServer(name, args, this);
         this.instance = created.instance;
         this.ports = created.ports;
         this.address = created.address;
         this.sshAddress = created.sshAddress;
         this.registerOutputs({ address: this.address, sshAddress: this.sshAddress, serverId: this.instance.id });
+    }
+
+    /** How remote steps log into the VM: its login user, with `privateKey` when given, else the password. */
+    sshTarget(privateKey?: string): pulumi.Output<SshTarget> {
+        const { username, password } = this.login;
+        return this.sshAddress.apply((host) => ({ host, username, ...(password ? { password } : {}), ...(privateKey ? { privateKey } : {}) }));
     }
 }
 

@@ -95,16 +95,10 @@ export class StorageServer extends pulumi.ComponentResource {
                     { parent: this, deleteBeforeReplace: true },
                 ),
         );
-        const login = spec.server;
         this.nfs = new NfsServer(
             `${name}-nfs`,
             {
-                connection: this.server.sshAddress.apply((host) => ({
-                    host,
-                    username: login.username,
-                    ...(login.password ? { password: login.password } : {}),
-                    ...(args.sshPrivateKey ? { privateKey: args.sshPrivateKey } : {}),
-                })),
+                connection: this.server.sshTarget(args.sshPrivateKey),
                 // Through the attachments: replacing the VM replaces them, and so this step, in dependency order.
                 vmId: pulumi.all(this.attachments.map((a) => a.instanceId)).apply((ids) => ids[0]),
                 volumes: this.attachments.map((a, i) => a.volumeId.apply((id) => ({ serial: volumeSerial(id), mountTo: spec.volumes[i].mountTo }))),
