@@ -11,7 +11,7 @@
  * The provider is serialized into the stack state by the SDK: this module imports only node built-ins and
  * the transport, and never holds a connection between calls.
  */
-import { ConnectError, SshPolicy, SshSession, SshTarget, withSession } from "./transport/ssh";
+import { ConnectError, HostKeyMismatchError, SshPolicy, SshSession, SshTarget, withSession } from "./transport/ssh";
 
 /** Sessions to other hosts than the step's own (e.g. a control-plane node), opened and closed per use. */
 export interface Hosts {
@@ -84,6 +84,26 @@ export interface StepDefinition<I extends StepInputs, C extends StepInputs = Ste
     read(session: SshSession, outs: I & C & StepEnvelope, hosts: Hosts): Promise<Partial<I & C> | undefined>;
     /** Whether refreshed state shows drift that an update repairs although the inputs did not change. */
     drifted?(outs: I & C): boolean;
+}
+
+/**
+ * At delete, runs `fn` on a step's host if it still answers as the machine it was (the key pinned in its
+ * connection, else the one recorded at create). A host that is gone, or another machine at its address (a new
+ * VM), has nothing of the step left to undo: logged under `label` with what was `skipped`, not an error.
+ * `what` names the host in a failure of `fn`.
+ */
+export async function onSameMachine(
+    hosts: Hosts,
+    step: { connection: SshTarget; hostKeyFingerprint?: string },
+    names: { label: string; what: string; skipped: string },
+    fn: (s: SshSession) => Promise<unknown>,
+): Promise<void> {
+    const target = { ...step.connection, hostKeyFingerprint: step.connection.hostKeyFingerprint ?? step.hostKeyFingerprint };
+    await hosts.first([target], names.what, fn).catch((e) => {
+        if (e instanceof HostKeyMismatchError) console.log(`[${names.label}] another machine answers at its address (a new VM); ${names.skipped}`);
+        else if (e instanceof ConnectError) console.log(`[${names.label}] host unreachable; ${names.skipped}`);
+        else throw e;
+    });
 }
 
 /** Connect policy for trying one of several hosts: give up quickly and move to the next. */

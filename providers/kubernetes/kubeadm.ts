@@ -3,8 +3,8 @@
  * (configuration file, never secrets on a command line), node status, etcd membership and HAProxy's
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
-import { Hosts } from "../step";
-import { ConnectError, HostKeyMismatchError, SshSession, SshTarget } from "../transport/ssh";
+import { Hosts, onSameMachine } from "../step";
+import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -237,13 +237,8 @@ export async function kubeadmReset(node: SshSession): Promise<void> {
  * The last part of a removal: reset the node if it still answers as the machine it was (its pinned or
  * recorded host key). A dead VM, or a new VM in its place, has nothing of this cluster to reset.
  */
-export async function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget; hostKeyFingerprint?: string }): Promise<void> {
-    const target = { ...node.connection, hostKeyFingerprint: node.connection.hostKeyFingerprint ?? node.hostKeyFingerprint };
-    await hosts.first([target], `node ${node.nodeName}`, (s) => kubeadmReset(s)).catch((e) => {
-        if (e instanceof HostKeyMismatchError) console.log(`[${kind} ${node.nodeName}] another machine answers at its address (a new VM); not reset`);
-        else if (e instanceof ConnectError) console.log(`[${kind} ${node.nodeName}] host unreachable; not reset`);
-        else throw e;
-    });
+export function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget; hostKeyFingerprint?: string }): Promise<void> {
+    return onSameMachine(hosts, node, { label: `${kind} ${node.nodeName}`, what: `node ${node.nodeName}`, skipped: "not reset" }, kubeadmReset);
 }
 
 /**

@@ -6,9 +6,9 @@
  * are in use is decided before, by StorageHealCheck.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { Failure, StepDefinition, StepProvider } from "../step";
+import { Failure, onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
-import { ConnectError, HostKeyMismatchError, SshSession, SshTarget } from "../transport/ssh";
+import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
 
@@ -77,14 +77,10 @@ export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
         // deleteAcross does the work.
     },
     // A VM that no longer answers, or another machine at its address, has nothing of this server to stop.
-    async deleteAcross(hosts, outs) {
-        const target = { ...outs.connection, hostKeyFingerprint: outs.connection.hostKeyFingerprint ?? outs.hostKeyFingerprint };
-        await hosts.first([target], "storage server", (s) => s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true })).catch((e) => {
-            if (e instanceof HostKeyMismatchError) console.log(`[NfsServer ${outs.connection.host}] another machine answers at its address (a new VM); nothing to stop`);
-            else if (e instanceof ConnectError) console.log(`[NfsServer ${outs.connection.host}] host unreachable; nothing to stop there`);
-            else throw e;
-        });
-    },
+    deleteAcross: (hosts, outs) =>
+        onSameMachine(hosts, outs, { label: `NfsServer ${outs.connection.host}`, what: "storage server", skipped: "nothing to stop" }, (s) =>
+            s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true }),
+        ),
     async read(s, outs) {
         const lines = (await s.runScript(SCRIPT, ["report", ...volumeArgs(outs.volumes)], { sudo: true })).stdout.split("\n");
         const mounted = new Set(lines.filter((l) => l.startsWith("volume=")).map((l) => l.slice("volume=".length).split(" ")).filter((f) => f[2] === "mounted").map((f) => f[0]));
