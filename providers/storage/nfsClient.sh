@@ -2,7 +2,7 @@
 # The NFS client on a Kubernetes node (sent after lib.sh): nfs-common, which kubelet's NFS volume plugin
 # mounts with (mount.nfs). apt takes its proxy from the node's own settings (nodePrep.sh).
 #
-#   nfsClient.sh apply     install nfs-common when mount.nfs is missing
+#   nfsClient.sh apply     install nfs-common when mount.nfs is missing, then report
 #   nfsClient.sh report    print client=<mount.nfs version> or client= when missing
 action="${1:-}"
 
@@ -18,8 +18,9 @@ apply)
         apt_install nfs-common
         echo "nfs-common installed"
     fi
-    [[ -n "$(client_version)" ]] || { echo "mount.nfs is still missing after installing nfs-common" >&2; exit 1; }
-    echo "NFS client $(client_version)"
+    version="$(client_version)"
+    [[ -n "$version" ]] || { echo "mount.nfs is still missing after installing nfs-common" >&2; exit 1; }
+    echo "client=$version"
     ;;
 report) echo "client=$(client_version)" ;;
 *) echo "nfsClient.sh: unknown action $action" >&2; exit 2 ;;

@@ -25,9 +25,9 @@ interface NfsClientState {
     client?: string;
 }
 
-async function install(s: SshSession): Promise<NfsClientState> {
-    await s.runScript(SCRIPT, ["apply"], { sudo: true });
-    return { client: parseReport((await s.runScript(SCRIPT, ["report"], { sudo: true, quiet: true })).stdout).client ?? "" };
+/** Runs an action (`apply` installs, `report` only looks); both end with the client they found. */
+async function client(s: SshSession, action: "apply" | "report"): Promise<NfsClientState> {
+    return { client: parseReport((await s.runScript(SCRIPT, [action], { sudo: true, quiet: action === "report" })).stdout).client ?? "" };
 }
 
 export const nfsClientStep: StepDefinition<NfsClientInputs, NfsClientState> = {
@@ -39,14 +39,12 @@ export const nfsClientStep: StepDefinition<NfsClientInputs, NfsClientState> = {
     deleteSucceedsWhenUnreachable: true,
     validate: (i) => (typeof i.nodeName === "string" && i.nodeName !== "" ? [] : [{ property: "nodeName", reason: "must name the node" }]),
     id: (i) => `${i.connection.host}:${i.nodeName}:nfs-client`,
-    create: (s) => install(s),
-    update: (s) => install(s),
+    create: (s) => client(s, "apply"),
+    update: (s) => client(s, "apply"),
     async delete(_s, outs) {
         console.log(`[NfsClient ${outs.nodeName}] nfs-common stays on the VM`);
     },
-    async read(s) {
-        return { client: parseReport((await s.runScript(SCRIPT, ["report"], { sudo: true, quiet: true })).stdout).client ?? "" };
-    },
+    read: (s) => client(s, "report"),
     drifted: (outs) => !outs.client,
 };
 

@@ -103,19 +103,20 @@ unmount_unwanted() {
 
 mount_volumes() {
     local entries="" entry serial mount uuid current
+    local -a found=()
     WANTED_MOUNTS=""
     for entry in "${VOLUMES[@]}"; do
         read -r serial mount <<<"$entry"
         wait_for_device "$serial"
         format_once "$serial"
         uuid="$(uuid_of "$serial")"
+        found+=("$serial $mount $uuid")
         entries+="UUID=$uuid $mount ext4 defaults,nofail 0 2"$'\n'
         WANTED_MOUNTS+="$mount"$'\n'
     done
     write_fstab "${entries%$'\n'}"
-    for entry in "${VOLUMES[@]}"; do
-        read -r serial mount <<<"$entry"
-        uuid="$(uuid_of "$serial")"
+    for entry in "${found[@]}"; do
+        read -r serial mount uuid <<<"$entry"
         mkdir -p "$mount"
         if mountpoint -q "$mount"; then
             current="$(findmnt -rn -o UUID --mountpoint "$mount")"
