@@ -31,6 +31,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
+import { parseReport } from "../../../providers/kubernetes/scripts";
 import { Lab } from "../../lab/lab";
 import { containsUnknown, DiffAnswer, plain } from "./stepRules";
 
@@ -57,10 +58,6 @@ function activeCluster(kubeconfig: unknown): Props | undefined {
 
 export class KubernetesStandIn {
     constructor(private readonly lab: Lab) {}
-
-    handles(type: string): boolean {
-        return type === KUBERNETES_PROVIDER || type.startsWith("kubernetes:");
-    }
 
     // ---- the provider resource (CheckConfig, DiffConfig, Configure) ----------------------------------
 
@@ -217,15 +214,9 @@ function pvFiles(clusterDir: string, name: string) {
     return { dir, state: path.join(dir, "state"), object: path.join(dir, "object.json") };
 }
 
+/** A stand-in state file's `key=value` lines ({} when it is gone), read as the node scripts' reports are. */
 function kv(file: string): Record<string, string> {
-    if (!fs.existsSync(file)) return {};
-    return Object.fromEntries(
-        fs
-            .readFileSync(file, "utf8")
-            .split("\n")
-            .filter((l) => l.includes("="))
-            .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-    );
+    return fs.existsSync(file) ? parseReport(fs.readFileSync(file, "utf8")) : {};
 }
 
 function writeAtomically(file: string, content: string): void {
