@@ -1,6 +1,6 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ClusterSpec, NodeGroupSpec } from "../config/spec";
+import { ClusterSpec, NodeGroupSpec, PrivateRegistryConnectionSpec } from "../config/spec";
 import { ApiLoadBalancer } from "../providers/kubernetes/apiLoadBalancer";
 import { ComputeApi } from "../providers/kubernetes/computeHost";
 import { ControlPlaneMember } from "../providers/kubernetes/controlPlaneMember";
@@ -9,11 +9,13 @@ import { KubeadmInit } from "../providers/kubernetes/kubeadmInit";
 import { NodeLabels } from "../providers/kubernetes/nodeLabels";
 import { KubernetesNode } from "../providers/kubernetes/nodePrep";
 import { PodNetwork } from "../providers/kubernetes/podNetwork";
+import { RegistryConnections } from "../providers/kubernetes/registryConnections";
 import { WorkerMember } from "../providers/kubernetes/workerMember";
 import { NfsClient } from "../providers/storage/nfsClient";
 import { SshTarget } from "../providers/transport/ssh";
 import { NodeProxy } from "../providers/kubernetes/nodePrep";
 import { apiAccessEndpoint, apiCertSans, clusterSettings, controlPlaneEndpoint, hostsEntries, kubeconfigAt, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
+import { hostsToml, kubeletCredentials, registryHostsLines } from "./registryPlan";
 import { Server } from "./server";
 
 export interface KubeadmClusterArgs {
@@ -31,7 +33,7 @@ export interface KubeadmClusterArgs {
 
 /**
  * Kubernetes on the cluster's VMs with kubeadm. Per VM a chain VM → KubernetesNode (→ NfsClient, with a
- * storage server) → membership (→ labels), each taking its parent's VM id as an input, so replacing a VM
+ * storage server) (→ RegistryConnections, with private registries) → membership (→ labels), each taking its parent's VM id as an input, so replacing a VM
  * replaces its chain in order (the membership's delete drains first). After the init the masters join one
  * at a time, and the pod network is applied, after which the workers join in parallel.
  */
@@ -86,6 +88,16 @@ export class KubeadmCluster extends pulumi.ComponentResource {
 /** @pulumi/kubernetes, loaded by the stacks that register Kubernetes objects only (about 0.2 s). */
 export const kubernetesSdk = (): typeof k8s => require("@pulumi/kubernetes");
 
+/** The files every node gets for the private registries (registryPlan.ts); the logins are secret. */
+function registryConnectionInputs(registries: PrivateRegistryConnectionSpec[]) {
+    const credentials = kubeletCredentials(registries);
+    return {
+        registries: registries.map((r) => ({ server: r.server, hostsToml: hostsToml(r), caCertificate: r.caCertificate ?? "" })),
+        hostsLines: registryHostsLines(registries),
+        credentials: credentials === undefined ? undefined : pulumi.secret(credentials),
+    };
+}
+
 function connectionOf(spec: ClusterSpec, server: Server): pulumi.Output<SshTarget> {
     return server.sshTarget(spec.ssh.privateKey);
 }
@@ -112,13 +124,15 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             },
             child,
         );
-    // With a storage server, a node joins once it can mount its PersistentVolumes.
+    const registries = spec.privateRegistries.length ? registryConnectionInputs(spec.privateRegistries) : undefined;
+    // A node joins once it can mount the storage server's PersistentVolumes and pull from the private registries.
     const prepare = (server: Server, group: NodeGroupSpec, index: number) => {
         const node = prepareNode(server, group, index);
-        const client = spec.storageServer
-            ? new NfsClient(`${name}-${group.role}-${index}-nfs-client`, { connection: connectionOf(spec, server), vmId: node.vmId, nodeName: server.vmName }, child)
-            : undefined;
-        return Object.assign(node, { readyVmId: (client ?? node).vmId });
+        const prefix = `${name}-${group.role}-${index}`;
+        const client = spec.storageServer ? new NfsClient(`${prefix}-nfs-client`, { connection: connectionOf(spec, server), vmId: node.vmId, nodeName: server.vmName }, child) : undefined;
+        const connections =
+            registries && new RegistryConnections(`${prefix}-registries`, { connection: connectionOf(spec, server), vmId: (client ?? node).vmId, nodeName: server.vmName, ...registries }, child);
+        return Object.assign(node, { readyVmId: (connections ?? client ?? node).vmId });
     };
 
     const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));

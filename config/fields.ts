@@ -122,3 +122,14 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
     }
     return out;
 }
+
+// distribution's reference grammar (distribution/reference/regexp.go): path components of lower-case
+// alphanumerics joined by '.', '_', '__' or dashes, then a tag of at most 128 word characters, '.' and '-'.
+const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const IMAGE_REFERENCE_RE = new RegExp(`^${PATH_COMPONENT}(?:/${PATH_COMPONENT})*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`);
+
+/** `repository:tag` inside a registry (no registry host: the image goes to this VNF's registry). */
+export const imageReference = z
+    .string()
+    .max(255)
+    .refine((v) => IMAGE_REFERENCE_RE.test(v), "must be repository:tag, e.g. library/nginx:1.27 (lower-case path, a tag of letters, digits, '_', '.', '-')");

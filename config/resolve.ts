@@ -11,6 +11,7 @@ import { Placement, StackConfig } from "./schema";
 import {
     ClusterSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, VnfSpec,
 } from "./spec";
+import { ImageArchiveFormat, imageArchiveFormat } from "./imageArchive";
 import { MIB, ReadLimit, readRegularFile } from "./untrustedFile";
 
 export interface ResolveOptions {
@@ -159,6 +160,10 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     }
 
     for (const key of Object.keys(config.heal.nodes)) {
+        if (key === "registry") {
+            c.fail("heal.nodes.registry", "only for vnfKind: registry");
+            continue;
+        }
         if (key === "storage") {
             if (!config.storageServer) c.fail("heal.nodes.storage", "this cluster has no storageServer");
             continue;
@@ -223,7 +228,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         }
         return {
             ...r,
-            caCertificateFile: r.caCertificateFile && files.check(`${field}.caCertificateFile`, r.caCertificateFile, CA_CERTIFICATE),
+            ...(r.caCertificateFile ? caCertificate(files.read(`${field}.caCertificateFile`, r.caCertificateFile, CA_CERTIFICATE)) : {}),
         };
     });
 
@@ -248,6 +253,9 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         };
     }
 
+    if (config.kubespray && config.privateRegistries.length) {
+        c.fail("privateRegistries", "are connected by each kubeadm node's own step; a kubespray cluster's nodes are not in this stack's steps (yet)");
+    }
     if (config.kubespray && config.operate.drained) c.fail("operate.drained", "kubespray installs the cluster without membership steps to drain; stop it with operate.vnfState");
 
     let externalLoadBalancer: ClusterSpec["externalLoadBalancer"];
@@ -351,18 +359,71 @@ function resolveRegistry(config: StackConfig, name: string, files: PackageFiles,
         return undefined as unknown as RegistrySpec;
     }
     const securityGroup = resolveSecurityGroup(config, c);
+    for (const key of Object.keys(config.heal.nodes)) if (key !== "registry") c.fail(`heal.nodes.${key}`, "a registry VNF heals its one VM: heal.nodes.registry");
+    const seenUsers = new Map<string, number>();
+    r.users.forEach((u, i) => {
+        if (seenUsers.has(u.username)) c.fail(`registry.users[${i}].username`, `duplicates registry.users[${seenUsers.get(u.username)}].username`);
+        seenUsers.set(u.username, i);
+    });
     return {
         kind: "registry",
         name,
         server: resolveServer(config, "registry", r, c, config.ssh.privateKey !== undefined),
         connectionPoint: r.connectionPoint,
         port: r.port,
-        imageFile: r.imageFile && files.check("registry.imageFile", r.imageFile, IMAGE_ARCHIVE),
+        imageFile: r.imageFile && imageArchive(files, "registry.imageFile", r.imageFile, c)?.file,
+        volume: r.volume,
+        tls: r.tls && resolveTls(r.tls, files, c),
+        users: r.users,
+        preloadImages: r.preloadImages.flatMap((p, i) => {
+            const archive = imageArchive(files, `registry.preloadImages[${i}].file`, p.file, c);
+            return archive ? [{ ...archive, image: p.image }] : [];
+        }),
+        healGeneration: config.heal.generation + (config.heal.nodes.registry ?? 0),
         securityGroup,
         ssh: config.ssh,
         tacker: config.tacker,
         operate: config.operate,
     };
+}
+
+/** An image tarball of the package and its format (see imageArchive.ts); undefined after a reported problem. */
+function imageArchive(files: PackageFiles, field: string, relative: string, c: Checker): { file: string; format: ImageArchiveFormat } | undefined {
+    const before = c.problems.length;
+    const file = files.check(field, relative, IMAGE_ARCHIVE);
+    if (c.problems.length > before || !path.isAbsolute(file)) return undefined;
+    const found = imageArchiveFormat(file);
+    if ("problem" in found) {
+        c.fail(field, `${relative} ${found.problem}`);
+        return undefined;
+    }
+    return { file, format: found.format };
+}
+
+/** The registry's certificate and key, each from the package or given in config (exactly one way each). */
+function resolveTls(tls: NonNullable<NonNullable<StackConfig["registry"]>["tls"]>, files: PackageFiles, c: Checker): RegistrySpec["tls"] {
+    const one = (name: "certificate" | "privateKey", kind: PackageFileKind): string | undefined => {
+        const field = `registry.tls.${name}`;
+        const file = tls[`${name}File`];
+        const given = tls[name];
+        if ((file === undefined) === (given === undefined)) {
+            c.fail(file === undefined ? field : `${field}File`, `give the ${name === "certificate" ? "certificate" : "private key"} once: ${name} (PEM) or ${name}File (in the package)`);
+            return undefined;
+        }
+        if (given !== undefined) {
+            const problem = kind.check(given);
+            if (problem) c.fail(field, problem);
+            return given;
+        }
+        return files.read(`${field}File`, file!, kind).text;
+    };
+    const certificate = one("certificate", CA_CERTIFICATE);
+    const privateKey = one("privateKey", PRIVATE_KEY);
+    return certificate !== undefined && privateKey !== undefined ? { certificate, privateKey } : undefined;
+}
+
+function caCertificate(file: { path: string; text?: string }): { caCertificateFile: string; caCertificate?: string } {
+    return { caCertificateFile: file.path, ...(file.text !== undefined ? { caCertificate: file.text } : {}) };
 }
 
 function checkFixedIpsUnique(c: Checker, lists: [string, string[]][]): void {
@@ -406,7 +467,8 @@ interface PackageFileKind {
 
 const PV_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPersistentVolumeManifest };
 const CA_CERTIFICATE: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemCertificate };
-/** A `docker save` archive runs to gigabytes: only its first tar header (512 bytes) is read. */
+const PRIVATE_KEY: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemPrivateKey };
+/** An image archive runs to gigabytes: only its first tar header (512 bytes) is read here. */
 const IMAGE_ARCHIVE: PackageFileKind = { read: { head: 512 }, check: checkImageTar };
 
 /** Resolves files of the VNF package and checks them when the package directory is known. */
@@ -489,8 +551,15 @@ function checkPemCertificate(text: string): string | undefined {
     return found ? undefined : "not a PEM certificate";
 }
 
+function checkPemPrivateKey(text: string): string | undefined {
+    const begin = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/.exec(text.slice(0, 4096));
+    if (!begin) return "not a PEM private key";
+    if (begin[0].includes("ENCRYPTED")) return "is an encrypted private key: the registry reads the key without a passphrase";
+    return text.includes("PRIVATE KEY-----", begin.index + begin[0].length) ? undefined : "not a PEM private key (no END line)";
+}
+
 function checkImageTar(text: string): string | undefined {
     // A `docker save` archive is a tar: "ustar" at offset 257 of the first header.
-    return text.slice(257, 262) === "ustar" ? undefined : "not a tar archive (expected the output of `docker save`)";
+    return text.slice(257, 262) === "ustar" ? undefined : "not a tar archive (expected a `docker save` or OCI image tar)";
 }
 

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import {
-    cidr, endpoint, hostOrIp, identifier, ipAddress, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
+    cidr, endpoint, hostOrIp, identifier, imageReference, ipAddress, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
 } from "./fields";
 
 /** Where one VM goes and how it is reached. Fields left out fall back to the top-level `image`, `flavor`, `network`. */
@@ -107,9 +107,10 @@ export const HealSchema = z
         generation: z.number().int().min(0).default(0),
         /**
          * Per node (`master-<i>`, `worker-<i>`): raise to replace that node's VM, which then rejoins; `storage`:
-         * raise to replace the storage server's VM, which gets the same volumes and address back.
+         * raise to replace the storage server's VM, which gets the same volumes and address back; `registry` (a
+         * registry VNF): the same for the registry's VM, its images kept on their volume.
          */
-        nodes: z.record(z.string().regex(/^((master|worker)-\d+|storage)$/, "must be master-<index>, worker-<index> or storage"), z.number().int().min(0)).default({}),
+        nodes: z.record(z.string().regex(/^((master|worker)-\d+|storage|registry)$/, "must be master-<index>, worker-<index>, storage or registry"), z.number().int().min(0)).default({}),
     })
     .strict();
 
@@ -304,8 +305,48 @@ export const RegistryVnfSchema = z
         connectionPoint: identifier.default("CP1"),
         /** Port the registry listens on. */
         port: port.default(5000),
-        /** `docker save` tar of the registry image in the package; left out, the image is pulled. */
+        /**
+         * The registry image (`docker save` or OCI tar) in the package, run on containerd; left out, Debian's and
+         * Ubuntu's `docker-registry` package runs the registry (no Docker on the VM either way).
+         */
         imageFile: packagePath.optional(),
+        /** The Cinder volume the images are kept on: a heal keeps it, and so the images. */
+        volume: z
+            .object({
+                sizeGb: z.number().int().min(1).default(20),
+                volumeType: z.string().min(1).max(255).optional(),
+            })
+            .strict()
+            .prefault({}),
+        /** Serve HTTPS with this certificate (PEM, the chain after it) and key; left out, plain HTTP. */
+        tls: z
+            .object({
+                /** The certificate in the package. */
+                certificateFile: packagePath.optional(),
+                /** The certificate itself (PEM). */
+                certificate: z.string().max(1_048_576).optional(),
+                /** Its private key in the package (read as a secret). */
+                privateKeyFile: packagePath.optional(),
+                /** Its private key (PEM). */
+                privateKey: secretText.optional(),
+            })
+            .strict()
+            .optional(),
+        /** htpasswd logins (bcrypt): with any, every request needs one. Registry logins belong on HTTPS. */
+        users: z.array(z.object({ username, password: secretText }).strict()).default([]),
+        /** Images in the package pushed into the registry (an air-gapped site's CNF images, or kubeadm's). */
+        preloadImages: z
+            .array(
+                z
+                    .object({
+                        /** A `docker save` (docker-archive) or OCI image layout tar in the package. */
+                        file: packagePath,
+                        /** Where it goes in the registry: `repository:tag`, e.g. `library/nginx:1.27`. */
+                        image: imageReference,
+                    })
+                    .strict(),
+            )
+            .default([]),
     })
     .strict();
 

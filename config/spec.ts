@@ -67,6 +67,15 @@ export interface PersistentVolumeSpec {
     manifest: Record<string, unknown>;
 }
 
+/** An image tar of the VNF package pushed into the registry VNF. */
+export interface PreloadImageSpec {
+    /** Absolute path of the tar. */
+    file: string;
+    format: "docker-archive" | "oci-archive";
+    /** `repository:tag` in the registry. */
+    image: string;
+}
+
 export interface PrivateRegistryConnectionSpec {
     protocol: "http" | "https";
     server: string;
@@ -74,6 +83,8 @@ export interface PrivateRegistryConnectionSpec {
     password?: string;
     /** Absolute path of the CA certificate on the machine running Pulumi. */
     caCertificateFile?: string;
+    /** Its text (PEM). */
+    caCertificate?: string;
     hostsEntry?: { ip: string; hostname: string };
 }
 
@@ -157,8 +168,15 @@ export interface RegistrySpec {
     server: ServerSpec;
     connectionPoint: string;
     port: number;
-    /** Absolute path of the registry image tar, when given. */
+    /** Absolute path of the registry image tar, when given: the registry then runs on containerd. */
     imageFile?: string;
+    volume: { sizeGb: number; volumeType?: string };
+    /** PEM texts; the key is secret. */
+    tls?: { certificate: string; privateKey: string };
+    users: { username: string; password: string }[];
+    preloadImages: PreloadImageSpec[];
+    /** Raising it replaces the VM (a heal); the volume and the port stay. */
+    healGeneration: number;
     securityGroup: { allowedCidrs: string[]; extraRules: SecurityRuleSpec[] };
     ssh: SshSpec;
     tacker: TackerSpec;

@@ -172,8 +172,11 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
             if (CONNECTION_IDENTITY.some((k) => isUnknown(nc[k]) || !same(oldConn[k], nc[k]))) replaces.push("connection");
         }
         for (const key of this.def.replaceOn) if (containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
-        // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint).
-        const changed = Object.keys(news).some((k) => k !== "__provider" && !same(olds[k], news[k]));
+        // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint). An input given
+        // before and left out now (a proxy or a login removed from config) is a change too.
+        const computed = new Set<string>([...this.def.outputs, "hostKeyFingerprint", "__provider"]);
+        const inputs = new Set([...Object.keys(news), ...Object.keys(olds).filter((k) => !computed.has(k))]);
+        const changed = [...inputs].some((k) => k !== "__provider" && !same(olds[k], news[k]));
         const drifted = this.def.drifted?.(olds as I & C) ?? false;
         return { changes: changed || drifted || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
     }

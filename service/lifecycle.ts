@@ -285,8 +285,8 @@ export class Lifecycle {
                 targets.forEach((vnfcId, i) => {
                     const vnfc = vnfcs.find((v) => v.id === vnfcId);
                     if (!vnfc) throw new ProblemError(400, `vnfcInstanceId[${i}]: VNF instance ${instance.id} has no VNFC ${vnfcId}`);
-                    const node = /-((?:master|worker)-\d+|storage)$/.exec(vnfcId)?.[1];
-                    if (!node) throw new ProblemError(400, `vnfcInstanceId[${i}]: ${vnfcId} is not a Kubernetes node or the storage server; only those heal one by one`);
+                    const node = /-((?:master|worker)-\d+|storage|registry)$/.exec(vnfcId)?.[1];
+                    if (!node) throw new ProblemError(400, `vnfcInstanceId[${i}]: ${vnfcId} is not a Kubernetes node, the storage server or the registry; only those heal one by one`);
                     nodes[node] = (nodes[node] ?? 0) + 1;
                 });
                 const config = { ...current, heal: targets.length ? { ...heal, nodes } : { ...heal, generation: heal.generation + 1 } };

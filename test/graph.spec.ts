@@ -22,6 +22,8 @@ const T = {
     nfsServer: "pulumi-nodejs:dynamic/k8s-vnf:NfsServer",
     nfsClient: "pulumi-nodejs:dynamic/k8s-vnf:NfsClient",
     healCheck: "pulumi-nodejs:dynamic/k8s-vnf:StorageHealCheck",
+    registryServer: "pulumi-nodejs:dynamic/k8s-vnf:RegistryServer",
+    registryConnections: "pulumi-nodejs:dynamic/k8s-vnf:RegistryConnections",
     pv: "kubernetes:core/v1:PersistentVolume",
     k8sProvider: "pulumi:providers:kubernetes",
 };
@@ -40,7 +42,7 @@ const PASSWORDS: Record<string, Record<string, Record<string, unknown>>> = {
     complex: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
     podaffinity: { masters: { password: "m-pw" }, workers: { password: "w-pw" } },
     storage: { masters: { password: "m-pw" }, workers: { password: "w-pw" }, storageServer: { password: "s-pw" } },
-    registry: { registry: { password: "r-pw" } },
+    registry: { registry: { password: "r-pw", tls: { privateKey: "-----BEGIN PRIVATE KEY-----\nregistry-key-not-in-clear\n-----END PRIVATE KEY-----\n" }, users: [{ password: "u01-pw" }] } },
     "registry-client": { masters: { password: "m-pw" }, workers: { password: "w-pw" }, privateRegistries: [{}, { password: "reg-pw" }] as any },
     kubespray: { masters: { password: "m-pw" }, workers: { password: "w-pw" }, kubespray: { password: "a-pw" }, externalLoadBalancer: { password: "lb-pw" } },
 };
@@ -269,9 +271,56 @@ describe("resource graphs of the example stacks", () => {
         assert.equal(outputs.vnfKind, "registry");
     });
 
-    it("registry-client: registry connections add no OpenStack resources", async () => {
+    it("registry: the images on a Cinder volume of their own, attached delete-first; the RegistryServer step on it with HTTPS, its key and logins secret", async () => {
+        const { graph } = await build("registry");
+        const volume = graph.named("registry-volume");
+        assert.deepEqual([volume.inputs.name, volume.inputs.size], ["registry-registry-images", 50]);
+        assert.deepEqual(volume.opts.ignoreChanges, ["availabilityZone", "volumeType"], "a new zone or type would replace the volume, and the images with it");
+        const attach = graph.named("registry-attach");
+        assert.deepEqual([attach.inputs.instanceId, attach.inputs.volumeId, attach.opts.deleteBeforeReplace], ["registry-server-vm-id", "registry-volume-id", true]);
+        const step = graph.named("registry-registry");
+        assert.equal(step.type, T.registryServer);
+        assert.equal(step.inputs.vmId, "registry-server-vm-id", "through the attachment");
+        assert.deepEqual(step.inputs.volumes, [{ serial: "registry-volume-id", mountTo: "/var/lib/docker-registry" }]);
+        assert.deepEqual([step.inputs.port, step.inputs.scheme], [5000, "https"]);
+        assert.match(String(step.inputs.certificate), /^-----BEGIN CERTIFICATE-----/);
+        assert.match(String(step.inputs.config), /^  tls:\n    certificate: \/etc\/docker\/registry\/tls\.crt\n    key: \/etc\/docker\/registry\/tls\.key$/m);
+        assert.match(String(step.inputs.config), /^auth:\n  htpasswd:\n    realm: k8s-vnf-registry\n    path: \/etc\/docker\/registry\/htpasswd$/m);
+        for (const key of ["privateKey", "logins", "connection"]) assert.ok(isSecret(step.inputs[key]), `${key} is secret`);
+        assert.equal(step.inputs.logins.value, "user01:u01-pw");
+        assert.equal(step.opts.deleteBeforeReplace, true, "one VM at a time has the volume");
+        assert.equal(step.inputs.registryImage, undefined, "no image: the distribution's package");
+    });
+
+    it("registry: a heal (heal.nodes.registry or heal.generation) replaces the VM only, on its own port (same address), the volume kept", async () => {
+        const { graph } = await build("registry");
+        assert.deepEqual(graph.named("registry-server-vm").inputs.networks, [{ port: "registry-server-port-id" }]);
+        assert.equal(await resolveOutputs(graph.named("registry-server-vm").opts.replacementTrigger), "0");
+        for (const heal of [{ nodes: { registry: 1 } }, { generation: 1 }]) {
+            const healed = await build("registry", (raw) => (raw.heal = heal));
+            assert.equal(await resolveOutputs(healed.graph.named("registry-server-vm").opts.replacementTrigger), "1", JSON.stringify(heal));
+            assert.equal(await resolveOutputs(healed.graph.named("registry-volume").opts.replacementTrigger), undefined);
+        }
+    });
+
+    it("registry-client: each node gets its registry connections on its VM (before its membership: the lab's to show); the logins as the kubelet's credentials, secret", async () => {
         const { graph } = await build("registry-client");
-        assert.equal(graph.count(T.instance), 3);
+        assert.equal(graph.count(T.instance), 3, "no OpenStack resources of their own");
+        const steps = graph.ofType(T.registryConnections);
+        assert.deepEqual(steps.map((r) => r.name).sort(), ["registry-client-kubeadm-master-0-registries", "registry-client-kubeadm-worker-0-registries", "registry-client-kubeadm-worker-1-registries"]);
+        for (const step of steps) {
+            const vm = step.name.replace("registry-client-kubeadm-", "registry-client-").replace("-registries", "-vm-id");
+            assert.equal(step.inputs.vmId, vm, "after the node's preparation, on its VM");
+            assert.ok(isSecret(step.inputs.credentials) && isSecret(step.inputs.connection));
+            assert.deepEqual(JSON.parse(step.inputs.credentials.value), { auths: { "registry.example.com": { auth: Buffer.from("user01:reg-pw").toString("base64") } } });
+            assert.deepEqual(step.inputs.hostsLines, ["192.168.0.20 registry.example.com"]);
+            const [http, https] = step.inputs.registries;
+            assert.deepEqual([http.server, http.caCertificate], ["192.168.0.10:5000", ""]);
+            assert.match(http.hostsToml, /^server = "http:\/\/192\.168\.0\.10:5000"$/m);
+            assert.match(https.hostsToml, /^  ca = "\/etc\/containerd\/certs\.d\/registry\.example\.com\/ca\.crt"$/m);
+            assert.match(https.caCertificate, /^-----BEGIN CERTIFICATE-----/);
+        }
+        assert.equal((await build("simple")).graph.count(T.registryConnections), 0, "no registries, no step");
     });
 
     it("kubespray: an Ansible server VM and an external LB with an outside and an inside port", async () => {

@@ -77,6 +77,14 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["an export twice", () => ({ config: edit(storageConfig(), "storageServer", (s) => ({ ...s, exports: [s.exports[0], s.exports[0]] })) }), "storageServer.exports[1].dir"],
         ["vnfKind registry without registry settings", () => ({ config: { ...base.config, "k8s-vnf:vnfKind": "registry" } }), "registry"],
         ["a storage server on a registry VNF", () => ({ config: edit(registryConfig(), "storageServer", () => JSON.parse(storageConfig()["k8s-vnf:storageServer"])) }), "storageServer"],
+        ["a registry certificate given twice (file and text)", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, tls: { ...r.tls, certificate: "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----" } })) }), "registry.tls.certificateFile"],
+        ["a registry certificate without its key", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, tls: { certificateFile: r.tls.certificateFile } })) }), "registry.tls.privateKey"],
+        ["a registry key that is not a PEM key", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, tls: { ...r.tls, privateKey: "not a key" } })) }), "registry.tls.privateKey"],
+        ["a registry login twice", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, users: [r.users[0], r.users[0]] })) }), "registry.users[1].username"],
+        ["a preload image that is no image archive", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, preloadImages: [{ file: "Files/registry/tls.crt", image: "app:1" }] })) }), "registry.preloadImages[0].file"],
+        ["a preload image name that is no repository:tag", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, preloadImages: [{ file: "Files/registry/tls.crt", image: "App Image" }] })) }), "registry.preloadImages[0].image"],
+        ["a registry heal on a cluster", () => ({ config: edit(base.config, "heal", () => ({ nodes: { registry: 1 } })) }), "heal.nodes.registry"],
+        ["a node heal on a registry VNF", () => ({ config: edit(registryConfig(), "heal", () => ({ nodes: { "worker-0": 1 } })) }), "heal.nodes.worker-0"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
         ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
     ];
@@ -131,8 +139,10 @@ function storageConfig(): Record<string, string> {
     return withSecrets(readStackConfig("storage"), { masters: { password: "master-pw" }, workers: { password: "worker-pw" }, storageServer: { password: "storage-pw" } }).config;
 }
 
+const REGISTRY_KEY = "-----BEGIN PRIVATE KEY-----\nkey\n-----END PRIVATE KEY-----\n";
+
 function registryConfig(): Record<string, string> {
-    return withSecrets(readStackConfig("registry"), { registry: { password: "registry-pw" } }).config;
+    return withSecrets(readStackConfig("registry"), { registry: { password: "registry-pw", tls: { privateKey: REGISTRY_KEY }, users: [{ password: "user01-pw" }] } }).config;
 }
 
 

@@ -7,6 +7,7 @@
 #                      with http_proxy, https_proxy and no_proxy exported ahead of the script (a proxy URL
 #                      may hold a password: it never goes on a command line)
 #   nodePrep.sh report             print what a refresh compares: hostname, versions, hosts entries
+#   nodePrep.sh registry-hosts-dir a containerd configuration on stdin, with config_path set, on stdout
 action="$1"
 shift
 
@@ -17,6 +18,7 @@ SYSCTL_FILE=/etc/sysctl.d/99-k8s-vnf.conf
 APT_PROXY_FILE=/etc/apt/apt.conf.d/95k8s-vnf-proxy
 KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 SOURCES=/etc/apt/sources.list.d/kubernetes.list
+HOSTS_DIR=/etc/containerd/certs.d
 
 set_hostname() {
     local name="$1"
@@ -108,14 +110,33 @@ install_packages() {
     apt-mark hold kubelet kubeadm kubectl >/dev/null
 }
 
+# containerd looks up each registry in HOSTS_DIR/<host:port>/hosts.toml (containerd docs/hosts.md) once the
+# CRI registry's config_path names it: [plugins."io.containerd.grpc.v1.cri".registry] in config version 2
+# (containerd 1.x), [plugins.'io.containerd.cri.v1.images'.registry] in version 3 (2.x), whose transfer
+# service, pulling for CRI from 2.1, takes the same path (docs/cri/config.md). The default is empty before 2.2
+# and "/etc/containerd/certs.d:/etc/docker/certs.d" from 2.2 (internal/cri/config/config_unix.go). The
+# transfer plugin's own config_path (plugins/transfer/plugin.go), where the config lists it, is set alike.
+# Filters a configuration on stdin; exits 3 when it has no registry config_path to set.
+set_registry_hosts_dir() {
+    awk -v dir="$HOSTS_DIR" '
+        /^[[:space:]]*\[/ { section = $0; sub(/[[:space:]]+$/, "", section) }
+        /^[[:space:]]*config_path[[:space:]]*=/ && section ~ /(cri.*\.registry|io\.containerd\.transfer\.v1\.local["\047])\]$/ {
+            sub(/=.*/, "= \"" dir "\"")
+            if (section ~ /registry\]$/) found = 1
+        }
+        { print }
+        END { if (!found) exit 3 }'
+}
+
 configure_containerd() {
     local config
     config="$(containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/')"
     grep -q 'SystemdCgroup = true' <<<"$config" || { echo "containerd's default configuration has no SystemdCgroup setting" >&2; exit 1; }
+    config="$(set_registry_hosts_dir <<<"$config")" || { echo "containerd's default configuration has no CRI registry config_path" >&2; exit 1; }
     if [[ "$(printf '%s\n' "$config" | install_file /etc/containerd/config.toml 0644)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
         containerd --config /etc/containerd/config.toml config dump >/dev/null
         svc restart containerd
-        echo "containerd configured with the systemd cgroup driver"
+        echo "containerd configured with the systemd cgroup driver and registry hosts in $HOSTS_DIR"
     fi
     if [[ "${PROXY_CHANGED:-}" == yes ]]; then svc restart kubelet; fi
     if [[ -d /run/systemd/system ]]; then systemctl enable --now kubelet >/dev/null 2>&1 || systemctl enable kubelet; fi
@@ -147,5 +168,7 @@ apply)
     echo "node $name prepared"
     ;;
 report) report ;;
+# What configure_containerd does to a containerd configuration, on stdin (for tests).
+registry-hosts-dir) set_registry_hosts_dir ;;
 *) echo "nodePrep.sh: unknown action $action" >&2; exit 2 ;;
 esac

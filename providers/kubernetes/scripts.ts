@@ -1,14 +1,16 @@
 /**
- * The host scripts, read when the program loads: each is sent to the host as `lib.sh` followed by the
- * script (beside its step, in `dir`), and travels with its serialized provider as a string. Their `report`
- * actions print `key=value` lines.
+ * The host scripts, read when the program loads: each is sent to the host as `lib.sh`, then the shared
+ * `libraries` it names, then the script itself (beside its step, in `dir`), and travels with its serialized
+ * provider as a string. Their `report` actions print `key=value` lines.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-export function loadNodeScript(file: string, dir = __dirname): string {
-    const lib = fs.readFileSync(path.join(__dirname, "lib.sh"), "utf8");
-    return `${lib}\n${fs.readFileSync(path.join(dir, file), "utf8")}`;
+/** Cinder volumes found, formatted once and mounted (providers/storage/volumes.sh). */
+export const VOLUMES_LIBRARY = path.join(__dirname, "..", "storage", "volumes.sh");
+
+export function loadNodeScript(file: string, dir = __dirname, ...libraries: string[]): string {
+    return [path.join(__dirname, "lib.sh"), ...libraries, path.join(dir, file)].map((p) => fs.readFileSync(p, "utf8")).join("\n");
 }
 
 /** A script's `key=value` report lines as an object (a value may itself contain '='). */

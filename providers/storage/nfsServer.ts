@@ -10,9 +10,9 @@ import { Failure, onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
-import { loadNodeScript, parseReport } from "../kubernetes/scripts";
+import { loadNodeScript, parseReport, VOLUMES_LIBRARY } from "../kubernetes/scripts";
 
-const SCRIPT = loadNodeScript("nfsServer.sh", __dirname);
+const SCRIPT = loadNodeScript("nfsServer.sh", __dirname, VOLUMES_LIBRARY);
 
 export interface StorageVolume {
     /** The volume's virtio serial: its Cinder id cut to 20 characters. */

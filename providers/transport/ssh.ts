@@ -195,19 +195,33 @@ export class SshSession {
     /** Writes content to a remote file (atomically: a private temporary file, then `install`). */
     async upload(content: string | Buffer, remotePath: string, options: { mode?: string; owner?: string; sudo?: boolean } = {}): Promise<void> {
         const tmp = `/tmp/.k8s-vnf-${randomBytes(8).toString("hex")}`;
-        const sftp = await new Promise<SFTPWrapper>((resolve, reject) => this.client.sftp((err, s) => (err ? reject(err) : resolve(s))));
-        try {
-            await new Promise<void>((resolve, reject) => sftp.writeFile(tmp, content, { mode: 0o600 }, (err) => (err ? reject(err) : resolve())));
-        } finally {
-            sftp.end();
-        }
+        await this.withSftp((sftp, done) => sftp.writeFile(tmp, content, { mode: 0o600 }, done));
         const [user, group = user] = options.owner?.split(":") ?? [];
         const owner = user ? sh`-o ${user} -g ${group}` : sh``;
         await this.exec(sh`install -D -m ${options.mode ?? "0644"} ${owner} ${tmp} ${remotePath}; rc=$?; rm -f ${tmp}; exit $rc`, { sudo: options.sudo, quiet: true });
     }
 
+    /**
+     * Copies a local file of any size (an image archive) to a new private file in the login user's part of
+     * /var/tmp, streamed over SFTP, and returns its path: the caller's script moves or deletes it.
+     */
+    async uploadFile(localPath: string): Promise<string> {
+        const remote = `/var/tmp/.k8s-vnf-${randomBytes(8).toString("hex")}`;
+        await this.withSftp((sftp, done) => sftp.fastPut(localPath, remote, { mode: 0o600 }, done));
+        return remote;
+    }
+
     close(): void {
         this.client.end();
+    }
+
+    private async withSftp(fn: (sftp: SFTPWrapper, done: (err?: Error | null) => void) => void): Promise<void> {
+        const sftp = await new Promise<SFTPWrapper>((resolve, reject) => this.client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+        try {
+            await new Promise<void>((resolve, reject) => fn(sftp, (err) => (err ? reject(new RemoteCommandError(`${this.where()}: ${this.redactor.redact(err.message)}`, undefined)) : resolve())));
+        } finally {
+            sftp.end();
+        }
     }
 
     /** How errors name the step and the host. */

@@ -1,0 +1,121 @@
+/**
+ * RegistryConnections: a Kubernetes node's connections to private registries (see registryConnections.sh):
+ * containerd hosts.toml and CA per registry, /etc/hosts lines, logins as the kubelet's credentials. In each
+ * node's chain before its membership, so instantiate, scale-out and heal all join with them; a config change
+ * reaches existing nodes as an update. Replaced with its VM; its delete (the last registry gone from config)
+ * takes the connections out of a node that stays.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { onSameMachine, StepDefinition, StepProvider } from "../step";
+import { StepResource } from "../stepResource";
+import { SshSession, SshTarget } from "../transport/ssh";
+import { loadNodeScript, parseReport } from "./scripts";
+
+const SCRIPT = loadNodeScript("registryConnections.sh");
+
+/** One registry's files on a node. */
+export interface RegistryConnection {
+    /** Its `host[:port]`: the directory under containerd's hosts directory. */
+    server: string;
+    /** The hosts.toml (registryPlan.ts). */
+    hostsToml: string;
+    /** The CA certificate (PEM) an HTTPS registry is checked against; empty: the system's CAs. */
+    caCertificate: string;
+}
+
+interface RegistryConnectionsInputs {
+    [key: string]: unknown;
+    /** The VM's id: a new VM gets its connections anew. */
+    vmId: string;
+    nodeName: string;
+    registries: RegistryConnection[];
+    /** `<IP> <hostname>` lines for /etc/hosts. */
+    hostsLines: string[];
+    /** The kubelet's credentials file (a Docker config.json; secret), when a registry has a login. */
+    credentials?: string;
+}
+
+interface RegistryConnectionsState {
+    [key: string]: unknown;
+    /** The registry directories found written, sorted. */
+    connected?: string[];
+}
+
+const SERVER_RE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
+const HOSTS_LINE_RE = /^[0-9A-Fa-f:.]+ [A-Za-z0-9.-]+$/;
+
+async function apply(s: SshSession, i: RegistryConnectionsInputs): Promise<RegistryConnectionsState> {
+    const files = i.registries.flatMap((r) => [r.server, r.hostsToml, r.caCertificate]);
+    const credentials = i.credentials ? Buffer.from(i.credentials).toString("base64") : "";
+    await s.runScript(SCRIPT, ["apply", i.hostsLines.join("\n"), i.registries.length, ...files], { sudo: true, env: { KUBELET_CREDENTIALS: credentials } });
+    return { connected: i.registries.map((r) => r.server).sort() };
+}
+
+export const registryConnectionsStep: StepDefinition<RegistryConnectionsInputs, RegistryConnectionsState> = {
+    kind: "RegistryConnections",
+    version: "1",
+    outputs: ["connected"],
+    replaceOn: ["vmId"],
+    deleteBeforeReplace: false,
+    deleteSucceedsWhenUnreachable: true,
+    validate(i) {
+        const failures = [];
+        if (typeof i.nodeName !== "string" || i.nodeName === "") failures.push({ property: "nodeName", reason: "must name the node" });
+        const servers = (i.registries ?? []).map((r) => r?.server);
+        if (!Array.isArray(i.registries) || servers.some((s) => typeof s !== "string" || !SERVER_RE.test(s)) || new Set(servers).size !== servers.length) {
+            failures.push({ property: "registries", reason: "must list each registry once by host[:port], with its hosts.toml and CA text" });
+        }
+        if (!Array.isArray(i.hostsLines) || i.hostsLines.some((l) => typeof l !== "string" || !HOSTS_LINE_RE.test(l))) {
+            failures.push({ property: "hostsLines", reason: "must be '<IP> <hostname>' lines" });
+        }
+        return failures;
+    },
+    id: (i) => `${i.connection.host}:${i.nodeName}:registry-connections`,
+    create: (s, i) => apply(s, i),
+    update: (s, _olds, news) => apply(s, news),
+    async delete() {
+        // deleteAcross does the work.
+    },
+    // A VM that is gone, or a new VM at its address, has no connections of this step's left to take out.
+    deleteAcross: (hosts, outs) =>
+        onSameMachine(hosts, outs, { label: `RegistryConnections ${outs.nodeName}`, what: "node", skipped: "nothing to remove" }, (s) =>
+            s.runScript(SCRIPT, ["remove"], { sudo: true }),
+        ),
+    async read(s, outs) {
+        const found = parseReport((await s.runScript(SCRIPT, ["report"], { sudo: true, quiet: true })).stdout);
+        const connected = (found.registries ?? "").split("|").filter(Boolean).sort();
+        return {
+            connected,
+            hostsLines: (found.hosts ?? "").split("|").filter(Boolean),
+            // The file's content is not read back (it holds the logins): only whether it is there.
+            credentials: found.credentials === "present" ? outs.credentials : undefined,
+        };
+    },
+    drifted: (outs) => JSON.stringify(outs.connected ?? []) !== JSON.stringify(outs.registries.map((r) => r.server).sort()),
+};
+
+export const registryConnectionsProvider = new StepProvider(registryConnectionsStep);
+
+export interface RegistryConnectionsArgs {
+    /** How to log into the node. */
+    connection: pulumi.Input<SshTarget>;
+    /** The node's VM id, through the step before it in the node's chain. */
+    vmId: pulumi.Input<string>;
+    /** Kubernetes node name. */
+    nodeName: pulumi.Input<string>;
+    /** Each registry's files. */
+    registries: pulumi.Input<RegistryConnection[]>;
+    /** /etc/hosts lines of the registries that give one. */
+    hostsLines: pulumi.Input<string[]>;
+    /** The kubelet's credentials (registryPlan.ts kubeletCredentials), when any registry has a login. */
+    credentials?: pulumi.Input<string>;
+}
+
+export class RegistryConnections extends StepResource {
+    declare readonly vmId: pulumi.Output<string>;
+    declare readonly connected: pulumi.Output<string[]>;
+
+    constructor(name: string, args: RegistryConnectionsArgs, opts?: pulumi.CustomResourceOptions) {
+        super(registryConnectionsProvider, registryConnectionsStep, name, args, opts, { inputs: ["credentials"] });
+    }
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# The private registry VNF (sent after lib.sh and volumes.sh): the CNCF distribution registry, its storage on
+# its own Cinder volume (mounted before the registry is installed, so nothing lands beside it), its config,
+# certificate, key and htpasswd logins written whole, restarted only when one of them changed, then checked
+# on /v2/. No Docker: Debian's and Ubuntu's docker-registry package, or a registry image run on containerd.
+# Safe to run again.
+#
+#   registryServer.sh apply CONFIG_YML PORT SCHEME RUNTIME VOLUME_COUNT [SERIAL MOUNT]...
+#       RUNTIME: "package", or "image FILE SHA256" (a registry image tar already uploaded to FILE);
+#       TLS_CERTIFICATE, TLS_PRIVATE_KEY (PEM; empty: plain HTTP), REGISTRY_LOGINS (base64 of `user:password`
+#       lines; empty: no logins) and http_proxy/https_proxy exported ahead of the script
+#   registryServer.sh missing [SHA256 IMAGE]...        the preload images not yet in the registry's storage
+#   registryServer.sh preload PORT SCHEME FORMAT FILE IMAGE SHA256
+#       pushes an uploaded image tar with skopeo (with REGISTRY_LOGINS' first login), then deletes the tar
+#   registryServer.sh report PORT SCHEME VOLUME_COUNT [SERIAL MOUNT]...   what a refresh compares
+#   registryServer.sh stop VOLUME_COUNT [SERIAL MOUNT]...                stop serving, unmount the volume
+action="$1"
+shift
+
+CONFIG_DIR=/etc/docker/registry
+ROOT=/var/lib/docker-registry
+# The preloaded images, kept on the volume beside the registry's own tree: a heal finds them there.
+PRELOADED="$ROOT/k8s-vnf-preloaded"
+PACKAGE_SERVICE=docker-registry
+CONTAINER_SERVICE=k8s-vnf-registry
+CONTAINER_UNIT="/etc/systemd/system/$CONTAINER_SERVICE.service"
+CONTAINER_NAMESPACE=k8s-vnf-registry
+IMAGE_RECORD="$CONFIG_DIR/k8s-vnf-image"
+HEALTH_WAIT_SECONDS=60
+
+CHANGED=no
+note_change() { if [[ "$1" == *changed* ]]; then CHANGED=yes; fi; }
+
+install_package_runtime() {
+    if ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then
+        apt-get update -q
+        apt_install docker-registry apache2-utils curl
+    fi
+    if svc status "$CONTAINER_SERVICE" >/dev/null 2>&1; then svc stop "$CONTAINER_SERVICE"; fi
+}
+
+# The registry image imported into a containerd namespace of its own, run by a unit of ours with the host's
+# network, the volume and the config directory mounted at the paths the config names. An image whose tar
+# changed replaces the one imported before.
+install_container_runtime() {
+    local file="$1" sha="$2" image
+    if ! command -v ctr >/dev/null || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then
+        apt-get update -q
+        apt_install containerd apache2-utils curl
+    fi
+    if ! svc status containerd >/dev/null 2>&1; then svc start containerd; fi
+    if svc status "$PACKAGE_SERVICE" >/dev/null 2>&1; then svc stop "$PACKAGE_SERVICE"; fi
+    if [[ "$(cat "$IMAGE_RECORD" 2>/dev/null)" != "$sha "* ]]; then
+        ctr -n "$CONTAINER_NAMESPACE" images ls -q | xargs -r ctr -n "$CONTAINER_NAMESPACE" images rm >/dev/null
+        ctr -n "$CONTAINER_NAMESPACE" images import --digests "$file" >/dev/null
+        image="$(ctr -n "$CONTAINER_NAMESPACE" images ls -q | grep -v '@sha256:' | head -n 1 || true)"
+        [[ -n "$image" ]] || image="$(ctr -n "$CONTAINER_NAMESPACE" images ls -q | head -n 1)"
+        [[ -n "$image" ]] || { echo "the registry image tar holds no image containerd can import" >&2; exit 1; }
+        echo "$sha $image" | install_file "$IMAGE_RECORD" 0644 >/dev/null
+        echo "registry image $image imported into containerd"
+        CHANGED=yes
+    fi
+    rm -f -- "$file"
+    image="$(cut -d' ' -f2 "$IMAGE_RECORD")"
+    note_change "$(container_unit "$image" | install_file "$CONTAINER_UNIT" 0644)"
+    if [[ -d /run/systemd/system ]]; then systemctl daemon-reload; systemctl enable "$CONTAINER_SERVICE" >/dev/null 2>&1; fi
+}
+
+# The registry images' own binary and arguments (distribution's Dockerfile: /bin/registry serve CONFIG).
+container_unit() {
+    cat <<EOF
+[Unit]
+Description=Private registry (CNCF distribution) on containerd, written by k8s-vnf
+After=containerd.service network-online.target
+Requires=containerd.service
+
+[Service]
+ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks kill -s SIGKILL registry
+ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE containers rm registry
+ExecStart=/usr/bin/ctr -n $CONTAINER_NAMESPACE run --rm --net-host --mount type=bind,src=$ROOT,dst=$ROOT,options=rbind:rw --mount type=bind,src=$CONFIG_DIR,dst=$CONFIG_DIR,options=rbind:ro $1 registry /bin/registry serve $CONFIG_DIR/config.yml
+ExecStop=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks kill -s SIGTERM registry
+Restart=always
+RestartSec=5
+
+[Install]
+WantedBy=multi-user.target
+EOF
+}
+
+write_tls() {
+    if [[ -n "${TLS_CERTIFICATE:-}" ]]; then
+        note_change "$(printf '%s\n' "$TLS_CERTIFICATE" | install_file "$CONFIG_DIR/tls.crt" 0644)"
+        note_change "$(printf '%s\n' "$TLS_PRIVATE_KEY" | install_file "$CONFIG_DIR/tls.key" 0640)"
+        chgrp "$(registry_group)" "$CONFIG_DIR/tls.key"
+    else
+        note_change "$(remove_file "$CONFIG_DIR/tls.crt")$(remove_file "$CONFIG_DIR/tls.key")"
+    fi
+}
+
+registry_group() { if getent group docker-registry >/dev/null; then echo docker-registry; else echo root; fi; }
+
+# htpasswd (apache2-utils) hashes with bcrypt (-B), the only hash distribution takes; each password goes on
+# its standard input (-i), never on a command line. A login whose password still verifies is left as it is.
+write_logins() {
+    local file="$CONFIG_DIR/htpasswd" wanted="" line user password
+    if [[ -z "${REGISTRY_LOGINS:-}" ]]; then
+        note_change "$(remove_file "$file")"
+        return
+    fi
+    [[ -f "$file" ]] || install -m 0640 /dev/null "$file"
+    while IFS= read -r line; do
+        [[ -n "$line" ]] || continue
+        user="${line%%:*}" password="${line#*:}"
+        wanted+="$user"$'\n'
+        if ! printf '%s\n' "$password" | htpasswd -v -i "$file" "$user" >/dev/null 2>&1; then
+            printf '%s\n' "$password" | htpasswd -B -i "$file" "$user" 2>/dev/null
+            echo "registry login $user set"
+            CHANGED=yes
+        fi
+    done < <(printf '%s' "$REGISTRY_LOGINS" | base64 -d)
+    while IFS= read -r user; do
+        [[ -n "$user" ]] || continue
+        grep -qxF "$user" <<<"$wanted" && continue
+        htpasswd -D "$file" "$user" 2>/dev/null
+        echo "registry login $user removed"
+        CHANGED=yes
+    done < <(cut -d: -f1 "$file")
+    chmod 0640 "$file"
+    chgrp "$(registry_group)" "$file"
+}
+
+service_name() { if [[ "$1" == package ]]; then echo "$PACKAGE_SERVICE"; else echo "$CONTAINER_SERVICE"; fi; }
+
+# The HTTP status of /v2/ on the loopback address (the certificate names the VM's address: not verified
+# here). 200, or 401 when logins are on, means the registry serves.
+status_code() {
+    local port="$1" scheme="$2" insecure=()
+    [[ "$scheme" == https ]] && insecure=(--insecure)
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${insecure[@]}" "$scheme://127.0.0.1:$port/v2/" || true
+}
+
+wait_healthy() {
+    local port="$1" scheme="$2" code="" i
+    for ((i = 0; i < HEALTH_WAIT_SECONDS; i++)); do
+        code="$(status_code "$port" "$scheme")"
+        [[ "$code" == 200 || "$code" == 401 ]] && return 0
+        sleep 1
+    done
+    echo "the registry does not answer on $scheme://127.0.0.1:$port/v2/ (last status: ${code:-none}) after ${HEALTH_WAIT_SECONDS}s" >&2
+    exit 1
+}
+
+start_registry() {
+    local service="$1"
+    if ! svc status "$service" >/dev/null 2>&1; then
+        svc start "$service"
+        echo "registry started ($service)"
+    elif [[ "$CHANGED" == yes ]]; then
+        svc restart "$service"
+        echo "registry restarted with its new settings ($service)"
+    fi
+}
+
+# repository:tag is in the registry's storage (distribution's filesystem layout: repositories/<name>/_manifests/tags/<tag>).
+has_tag() {
+    local image="$1"
+    [[ -e "$ROOT/docker/registry/v2/repositories/${image%:*}/_manifests/tags/${image##*:}/current/link" ]]
+}
+
+missing() {
+    while (($# >= 2)); do
+        if ! grep -qxF "$1 $2" "$PRELOADED" 2>/dev/null || ! has_tag "$2"; then echo "missing=$1"; fi
+        shift 2
+    done
+}
+
+# skopeo reads the login from an auth file (containers-auth.json(5)), never from its command line.
+preload() {
+    local port="$1" scheme="$2" format="$3" file="$4" image="$5" sha="$6" dir login
+    dir="$(mktemp -d)"
+    trap 'rm -rf -- "$dir" "$file"' EXIT
+    login="$(printf '%s' "${REGISTRY_LOGINS:-}" | base64 -d | head -n 1)"
+    if [[ -n "$login" ]]; then
+        printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}\n' "$port" "$(printf '%s' "$login" | base64 -w0)" | install -m 0600 /dev/stdin "$dir/auth.json"
+    else
+        echo '{}' >"$dir/auth.json"
+    fi
+    if ! command -v skopeo >/dev/null; then apt_install skopeo; fi
+    # Over loopback, TLS is not verified: the certificate names the VM's address.
+    skopeo copy --quiet --dest-tls-verify=false --dest-authfile "$dir/auth.json" "$format:$file" "docker://127.0.0.1:$port/$image" >/dev/null
+    has_tag "$image" || { echo "skopeo pushed $image but the registry's storage has no such tag" >&2; exit 1; }
+    { grep -v " $image\$" "$PRELOADED" 2>/dev/null || true; echo "$sha $image"; } | install_file "$PRELOADED" 0644 >/dev/null
+    echo "image $image preloaded ($scheme registry)"
+}
+
+report() {
+    local port="$1" scheme="$2" service=none
+    shift 2
+    read_volumes "$@"
+    report_volumes
+    if svc status "$PACKAGE_SERVICE" >/dev/null 2>&1; then service=package; elif svc status "$CONTAINER_SERVICE" >/dev/null 2>&1; then service=image; fi
+    echo "running=$service"
+    echo "status=$(status_code "$port" "$scheme")"
+    printf 'preloaded='
+    if [[ -f "$PRELOADED" ]]; then cut -d' ' -f2 "$PRELOADED" | sort | paste -sd'|' -; else echo; fi
+}
+
+case "$action" in
+apply)
+    config="$1" port="$2" scheme="$3" runtime="$4"
+    shift 4
+    image_file="" image_sha=""
+    if [[ "$runtime" == image ]]; then image_file="$1" image_sha="$2"; shift 2; fi
+    export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}"
+    read_volumes "$@"
+    mount_volumes
+    if [[ "$runtime" == package ]]; then install_package_runtime; else install_container_runtime "$image_file" "$image_sha"; fi
+    if getent passwd docker-registry >/dev/null; then chown docker-registry:docker-registry "$ROOT"; fi
+    mkdir -p "$CONFIG_DIR"
+    note_change "$(printf '%s' "$config" | install_file "$CONFIG_DIR/config.yml" 0644)"
+    write_tls
+    write_logins
+    start_registry "$(service_name "$runtime")"
+    wait_healthy "$port" "$scheme"
+    echo "registry serving on $scheme://$(hostname -I | awk '{ print $1 }'):$port"
+    ;;
+missing) missing "$@" ;;
+preload) preload "$@" ;;
+report) report "$@" ;;
+stop)
+    read_volumes "$@"
+    for service in "$PACKAGE_SERVICE" "$CONTAINER_SERVICE"; do
+        if svc status "$service" >/dev/null 2>&1; then svc stop "$service"; fi
+    done
+    unmount_volumes
+    echo "registry stopped and its volume unmounted"
+    ;;
+*) echo "registryServer.sh: unknown action $action" >&2; exit 2 ;;
+esac

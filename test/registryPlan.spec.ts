@@ -1,0 +1,107 @@
+import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { hostsToml, kubeletCredentials, registryConfig, registryHostsLines } from "../components/registryPlan";
+import { imageArchiveFormat } from "../config/imageArchive";
+import { loadNodeScript } from "../providers/kubernetes/scripts";
+import { dockerArchive, ociArchive } from "./support/ociImage";
+
+const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+/** nodePrep.sh's containerd filter, run here on a configuration text: [exit status, output]. */
+function withHostsDir(config: string): [number, string] {
+    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh"), "nodePrep.sh", "registry-hosts-dir"], { input: config, encoding: "utf8" });
+    return [r.status ?? -1, r.stdout];
+}
+
+// The registry sections of `containerd config default`, as each version prints them (docs/cri/config.md at
+// v1.7.0 and v2.1.0; internal/cri/config/config_unix.go at v2.2.0 for its new default).
+const CONTAINERD_1_7 = `version = 2
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      ConfigPath = ""
+      SystemdCgroup = true
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = ""
+
+      [plugins."io.containerd.grpc.v1.cri".registry.auths]
+
+      [plugins."io.containerd.grpc.v1.cri".registry.mirrors]
+`;
+const CONTAINERD_2_1 = `version = 3
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = ''
+
+  [plugins.'io.containerd.transfer.v1.local']
+    config_path = ''
+    max_concurrent_downloads = 3
+`;
+const CONTAINERD_2_2 = CONTAINERD_2_1.replace("config_path = ''\n\n", "config_path = '/etc/containerd/certs.d:/etc/docker/certs.d'\n\n");
+
+describe("registry plan: what the registry VNF and the nodes' connections write", () => {
+    it("the registry's config: storage on the volume's mount, the port, TLS and htpasswd only when asked", () => {
+        const plain = registryConfig({ port: 5000, tls: false, logins: false });
+        assert.match(plain, /^storage:\n {2}filesystem:\n {4}rootdirectory: \/var\/lib\/docker-registry$/m);
+        assert.match(plain, /^ {2}addr: :5000$/m);
+        assert.doesNotMatch(plain, /tls:|auth:/, "Debian's default config turns htpasswd on; ours does only with logins");
+        const full = registryConfig({ port: 5443, tls: true, logins: true });
+        assert.match(full, /^ {2}addr: :5443\n[\s\S]* {2}tls:\n {4}certificate: \/etc\/docker\/registry\/tls\.crt\n {4}key: \/etc\/docker\/registry\/tls\.key$/m);
+        assert.match(full, /^auth:\n {2}htpasswd:\n {4}realm: k8s-vnf-registry\n {4}path: \/etc\/docker\/registry\/htpasswd$/m);
+    });
+
+    it("hosts.toml: the registry as its own host, pull and resolve; http by its URL; https with the CA beside the file", () => {
+        assert.equal(
+            hostsToml({ protocol: "http", server: "192.168.0.10:5000" }),
+            '# Written by k8s-vnf (privateRegistries); rewritten on every update.\nserver = "http://192.168.0.10:5000"\n\n[host."http://192.168.0.10:5000"]\n  capabilities = ["pull", "resolve"]\n',
+        );
+        const https = hostsToml({ protocol: "https", server: "registry.example.com", caCertificate: CA });
+        assert.match(https, /^server = "https:\/\/registry\.example\.com"\n\n\[host\."https:\/\/registry\.example\.com"\]\n {2}capabilities = \["pull", "resolve"\]\n {2}ca = "\/etc\/containerd\/certs\.d\/registry\.example\.com\/ca\.crt"\n$/m);
+        assert.doesNotMatch(hostsToml({ protocol: "https", server: "r.example:443" }), /ca =/, "no CA given: the system's");
+    });
+
+    it("the kubelet's credentials: one Docker config.json entry per registry with a login, keyed by host[:port]; none without logins", () => {
+        const registries = [
+            { protocol: "http" as const, server: "192.168.0.10:5000" },
+            { protocol: "https" as const, server: "registry.example.com", username: "user01", password: "p:w" },
+        ];
+        assert.deepEqual(JSON.parse(kubeletCredentials(registries)!), { auths: { "registry.example.com": { auth: Buffer.from("user01:p:w").toString("base64") } } });
+        assert.equal(kubeletCredentials(registries.slice(0, 1)), undefined);
+        assert.deepEqual(registryHostsLines([{ protocol: "https", server: "r.example", hostsEntry: { ip: "192.168.0.20", hostname: "r.example" } }, registries[0]]), ["192.168.0.20 r.example"]);
+    });
+
+    it("node preparation points containerd 1.x and 2.x at the hosts directory: the CRI registry's config_path (and 2.x's transfer service's), nothing else", () => {
+        for (const [name, config] of [["1.7", CONTAINERD_1_7], ["2.1", CONTAINERD_2_1], ["2.2", CONTAINERD_2_2]]) {
+            const [status, out] = withHostsDir(config);
+            assert.equal(status, 0, name);
+            const set = out.split("\n").filter((l) => /config_?path/i.test(l));
+            const expected = name === "1.7" ? ['      ConfigPath = ""', '      config_path = "/etc/containerd/certs.d"'] : ['      config_path = "/etc/containerd/certs.d"', '    config_path = "/etc/containerd/certs.d"'];
+            assert.deepEqual(set, expected, name);
+            assert.equal(out.replace(/config_path = .*/g, ""), config.replace(/config_path = .*/g, ""), `${name}: the rest as it was`);
+        }
+        assert.equal(withHostsDir('version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.mirrors]\n')[0], 3, "no config_path to set: refused");
+    });
+
+    it("image archives are told apart by their tar headers: docker save's, an OCI layout's, or refused", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-archive-"));
+        try {
+            const oci = ociArchive(path.join(dir, "oci.tar"), { files: { "hello.txt": "hi" } }).file;
+            const docker = dockerArchive(path.join(dir, "docker.tar"), { repoTag: "demo:1", files: { "hello.txt": "hi" } }).file;
+            assert.deepEqual(imageArchiveFormat(oci), { format: "oci-archive" });
+            assert.deepEqual(imageArchiveFormat(docker), { format: "docker-archive" });
+            const other = path.join(dir, "other.tar");
+            spawnSync("tar", ["-cf", other, "-C", dir, "oci.tar"]);
+            assert.match((imageArchiveFormat(other) as { problem: string }).problem, /neither a `docker save` archive \(manifest\.json\) nor an OCI image layout/);
+            fs.writeFileSync(path.join(dir, "text.tar"), "x".repeat(2048));
+            assert.match((imageArchiveFormat(path.join(dir, "text.tar")) as { problem: string }).problem, /not a tar archive/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
