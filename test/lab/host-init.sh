@@ -16,6 +16,12 @@ mount -t overlay overlay -o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/wor
 mount -t proc proc "$root/proc"
 # The stand-ins' cluster state (their "etcd"), one directory for every host of the lab.
 mount --bind "$shared" "$root/var/lib/k8s-standin"
+# containerd's root on a filesystem of the host's own (in its state dir, so it stays across power cycles and
+# goes with the host, as a VM's disk): the root filesystem is an overlayfs, and the kernel refuses an overlayfs
+# as the upperdir of another ("filesystem on ... not supported as upperdir"), which containerd's default
+# overlayfs snapshotter mounts for every snapshot with a parent (a second layer, a container).
+install -d -m 0711 "$dir/var-lib-containerd" "$root/var/lib/containerd"
+mount --bind "$dir/var-lib-containerd" "$root/var/lib/containerd"
 mount -t tmpfs -o mode=0755 tmpfs "$root/dev"
 for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
     IFS=: read -r dev major minor <<<"$node"

@@ -27,7 +27,9 @@
 # the volume's dir), from which host-init.sh recreates the device nodes when the host's sshd starts again.
 #
 # Everything a host creates is named after RUN and INDEX and recorded in DIR, so teardown removes exactly
-# that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it.
+# that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it. DIR also
+# holds the host's /var/lib/containerd (DIR/var-lib-containerd, bind-mounted by host-init.sh: not on the
+# overlay root, so containerd's overlayfs snapshotter works), which goes with DIR.
 set -euo pipefail
 # Root's tools (losetup, ip, debootstrap) whatever PATH the caller had (the stand-in Pulumi CLI runs with a short one).
 export PATH="/usr/local/sbin:/usr/sbin:/sbin:$PATH"
@@ -36,7 +38,16 @@ CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
 # nfs-kernel-server and nfs-common: the real exportfs, nfs.conf and nfsconf; nfs-ganesha(-vfs): the userspace NFS
 # server the nfs-kernel-server stand-in runs (it also pulls in dbus, whose daemon it does without); rpcbind:
 # started at boot (host-init.sh); libnfs-utils: the userspace NFS client (nfs-cp, nfs-cat, nfs-ls).
-PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils"
+# containerd: the real daemon and ctr (stand-ins/init.d/containerd runs it; it pulls in runc). docker-registry:
+# the private registry (Distribution 2.8.2) the registry tests serve images from, run by the package's own
+# /etc/init.d/docker-registry (start-stop-daemon, user docker-registry, `serve` its config.yml, as the package's
+# systemd unit does), which lab hosts use as it is; skopeo: pushes image archives
+# to it and inspects them; apache2-utils: htpasswd for the registry's users; openssl: the test CA, the
+# registry's certificate and `s_client` requests to it; containernetworking-plugins: the provider of the virtual
+# container-network-stack that skopeo's golang-github-containers-common depends on (debootstrap does not pick
+# providers of virtual packages; these are the CNI plugins, as apt would choose); curl: what the registry step
+# checks /v2/ with (an Ubuntu cloud image has it).
+PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "lab: $*" >&2; exit 1; }

@@ -4,7 +4,11 @@
  *
  * Real here: ssh, sudo, files, mounts, ext4 on a loop device, haproxy/keepalived binaries, Cinder volumes (loop
  * devices the lab owns, attached as /dev/vdX with udev's /dev/disk/by-id/virtio-SERIAL link), the real
- * exportfs and nfs.conf, NFS served over the network by nfs-ganesha (userspace) and the libnfs client tools.
+ * exportfs and nfs.conf, NFS served over the network by nfs-ganesha (userspace) and the libnfs client tools,
+ * the containerd daemon (`service containerd ACTION`: stand-ins/init.d/containerd runs it as its systemd unit
+ * does; /var/lib/containerd is a directory of the host's own outside its overlay root, so the overlayfs
+ * snapshotter works; running containers is not tried), Debian's docker-registry with its own init script,
+ * skopeo, htpasswd and openssl.
  * Not here: kubeadm, kubelet and kubectl (recording stand-ins in stand-ins/, sharing one cluster state), the
  * kubelet service, the kernel's nfsd (init.d/nfs-kernel-server runs nfs-ganesha on exportfs's table instead), a
  * kernel NFS client (no `mount -t nfs`), udevd (a udevadm stand-in makes the by-uuid links), and machine-wide
@@ -12,7 +16,8 @@
  *
  * A host's start, and its power-on (`startSshd`), does what a Debian boot does for these: the disks' device
  * nodes and udev links, the fstab mounts, rpcbind, and nfs-kernel-server (enabled once installed: it serves
- * /etc/exports again, or does nothing without exports). Other services stay off until started.
+ * /etc/exports again, or does nothing without exports). Other services stay off until started, also the
+ * containerd and docker-registry a Debian VM's systemd would start at boot (the lab's cloud starts what it needs).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -313,12 +318,17 @@ export class Lab {
         await this.startSshd(name);
     }
 
-    /** A command inside the host (as root, in its namespaces), for test setup and inspection. */
-    async inside(name: string, command: string): Promise<string> {
+    /**
+     * A command inside the host (as root, in its namespaces), for test setup and inspection. `input` is its
+     * stdin (else none): how files and secrets get into a host without being part of any command line.
+     */
+    async inside(name: string, command: string, options: { input?: string | Buffer } = {}): Promise<string> {
         const pid = fs.readFileSync(path.join(this.host(name).dir, "sshd.pid"), "utf8").trim();
         const root = path.join(this.host(name).dir, "merged");
-        const { stdout } = await run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "chroot", root, "bash", "-c", command], { maxBuffer: 16 << 20 });
-        return stdout;
+        const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "chroot", root, "bash", "-c", command], { maxBuffer: 16 << 20 });
+        child.child.stdin!.on("error", () => undefined);
+        child.child.stdin!.end(options.input ?? "");
+        return (await child).stdout;
     }
 
     async stop(): Promise<void> {
