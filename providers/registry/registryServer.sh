@@ -108,7 +108,8 @@ write_logins() {
         return
     fi
     [[ -f "$file" ]] || install -m 0640 /dev/null "$file"
-    while IFS= read -r line; do
+    # The last line has no newline: `read` returns it with a non-zero status.
+    while IFS= read -r line || [[ -n "$line" ]]; do
         [[ -n "$line" ]] || continue
         user="${line%%:*}" password="${line#*:}"
         wanted+="$user"$'\n'
@@ -176,9 +177,10 @@ missing() {
 
 # skopeo reads the login from an auth file (containers-auth.json(5)), never from its command line.
 preload() {
-    local port="$1" scheme="$2" format="$3" file="$4" image="$5" sha="$6" dir login
-    dir="$(mktemp -d)"
-    trap 'rm -rf -- "$dir" "$file"' EXIT
+    local port="$1" scheme="$2" format="$3" file="$4" image="$5" sha="$6" login
+    PRELOAD_DIR="$(mktemp -d)" PRELOAD_FILE="$file"
+    trap 'rm -rf -- "$PRELOAD_DIR" "$PRELOAD_FILE"' EXIT
+    local dir="$PRELOAD_DIR"
     login="$(printf '%s' "${REGISTRY_LOGINS:-}" | base64 -d | head -n 1)"
     if [[ -n "$login" ]]; then
         printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}\n' "$port" "$(printf '%s' "$login" | base64 -w0)" | install -m 0600 /dev/stdin "$dir/auth.json"

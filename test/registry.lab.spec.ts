@@ -1,0 +1,200 @@
+/**
+ * The private registry (seed 002) on lab hosts, driven as a user drives it: stack config, the real program
+ * through the test engine. Two registry VNFs run Debian's registry for real on lab volumes (real ext4 on loop
+ * devices): one over HTTPS with an htpasswd login, one over plain HTTP; an image the test makes is preloaded
+ * into each with skopeo. A cluster's nodes run the real containerd; its pulls go through its CRI plugin, with
+ * the kubelet's credentials (test/support/kubeletPull.ts), through the hosts.toml files the step wrote.
+ */
+import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { registryConfig } from "../components/registryPlan";
+import { Lab } from "./lab/lab";
+import { kubeletPull } from "./support/kubeletPull";
+import { LabStack } from "./support/labStack";
+import { failure, useLab } from "./support/labSuite";
+import { ociArchive } from "./support/ociImage";
+
+const LOGIN_PASSWORD = "registry-login-pw-1";
+const IMAGE = "team/app:1.0";
+
+/** A CA and a server certificate for `ip`, made with openssl in `dir`. */
+function makeCertificates(dir: string, ip: string, name: string): { ca: string; certificate: string; privateKey: string } {
+    const run = (args: string[]) => {
+        const r = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
+        if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
+    };
+    run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}-ca.key`, "-out", `${name}-ca.crt`, "-days", "2", "-subj", `/CN=${name} lab CA`]);
+    run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${ip}`]);
+    fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=IP:${ip},DNS:registry.lab\n`);
+    run(["x509", "-req", "-in", `${name}.csr`, "-CA", `${name}-ca.crt`, "-CAkey", `${name}-ca.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`]);
+    const read = (f: string) => fs.readFileSync(path.join(dir, f), "utf8");
+    return { ca: read(`${name}-ca.crt`), certificate: read(`${name}.crt`), privateKey: read(`${name}.key`) };
+}
+
+function registryStack(lab: Lab, name: string, ip: string, packageDir: string, extra: Record<string, unknown>): Record<string, unknown> {
+    return {
+        vnfKind: "registry",
+        vnfName: name,
+        image: "lab-image",
+        flavor: "lab-flavor",
+        packageDir,
+        registry: {
+            networkId: "lab-net",
+            subnetId: "lab-subnet",
+            fixedIps: [ip],
+            password: lab.password,
+            preloadImages: [{ file: "Files/images/app.tar", image: IMAGE }],
+            ...extra,
+        },
+    };
+}
+
+describe("private registry on lab hosts (seed 002): the real program through the test engine", function () {
+    this.timeout(600_000);
+    let tls: ReturnType<typeof makeCertificates>;
+    let other: ReturnType<typeof makeCertificates>;
+    const suite = useLab([], { secrets: () => [LOGIN_PASSWORD, "registry-login-pw-2", tls?.privateKey, other?.privateKey].filter(Boolean) as string[] });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-registry-"));
+    let httpsRegistry: LabStack;
+    let httpRegistry: LabStack;
+    let cluster: LabStack;
+    let httpsIp: string;
+    let httpIp: string;
+    let image: ReturnType<typeof ociArchive>;
+    const inside = (host: string, command: string) => suite.lab.inside(host, command);
+    const vmId = (stack: LabStack, name: string) => stack.state().find((r) => r.urn.endsWith(`::${name}`))!.id;
+    const WORKER = "rc-worker-0";
+
+    before(function () {
+        if (!suite.lab) this.skip();
+        httpsIp = `${suite.lab.subnet}.60`;
+        httpIp = `${suite.lab.subnet}.61`;
+        tls = makeCertificates(dir, httpsIp, "registry");
+        other = makeCertificates(dir, httpsIp, "other");
+        fs.mkdirSync(path.join(dir, "package/Files/images"), { recursive: true });
+        fs.mkdirSync(path.join(dir, "package/Files/registries"), { recursive: true });
+        fs.writeFileSync(path.join(dir, "package/Files/registries/ca.crt"), tls.ca);
+        fs.writeFileSync(path.join(dir, "package/Files/registries/other-ca.crt"), other.ca);
+        image = ociArchive(path.join(dir, "package/Files/images/app.tar"), { files: { "app/hello.txt": "hello from the package\n" }, cmd: ["/app/hello.txt"] });
+        const packageDir = path.join(dir, "package");
+        httpsRegistry = new LabStack(
+            suite.lab,
+            "rgs",
+            registryStack(suite.lab, "rgs", httpsIp, packageDir, { tls: { certificate: tls.certificate, privateKey: tls.privateKey }, users: [{ username: "user01", password: LOGIN_PASSWORD }] }),
+        );
+        httpRegistry = new LabStack(suite.lab, "rgh", registryStack(suite.lab, "rgh", httpIp, packageDir, {}));
+        cluster = new LabStack(suite.lab, "rc", {
+            vnfName: "rc",
+            flavour: "simple",
+            image: "lab-image",
+            flavor: "lab-flavor",
+            network: { networkId: "lab-net", subnetId: "lab-subnet" },
+            packageDir,
+            masters: { count: 1, password: suite.lab.password },
+            workers: { count: 1, maxCount: 3, password: suite.lab.password },
+            kubernetes: { cniManifest: "https://projectcalico.example/calico.yaml" },
+            privateRegistries: [
+                { protocol: "https", server: `${httpsIp}:5000`, username: "user01", password: LOGIN_PASSWORD, caCertificateFile: "Files/registries/ca.crt", hostsEntry: { ip: httpsIp, hostname: "registry.lab" } },
+                { protocol: "http", server: `${httpIp}:5000` },
+            ],
+        });
+    });
+    after(() => {
+        suite.captured.push(...[httpsRegistry, httpRegistry, cluster].flatMap((s) => s?.output ?? []));
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("instantiate the registries: Debian's registry on its own volume (formatted once), its config, TLS key and bcrypt logins; the package's image pushed with skopeo", async () => {
+        await Promise.all([httpsRegistry.up(), httpRegistry.up()]);
+        const host = "rgs-registry";
+        assert.equal((await inside(host, "findmnt -rn -o TARGET --target /var/lib/docker-registry")).trim(), "/var/lib/docker-registry");
+        assert.equal(await inside(host, "cat /etc/docker/registry/config.yml"), registryConfig({ port: 5000, tls: true, logins: true }));
+        assert.equal(await inside(host, "stat -c '%a %U:%G' /etc/docker/registry/tls.key /etc/docker/registry/htpasswd"), "640 root:docker-registry\n640 root:docker-registry\n");
+        assert.match(await inside(host, "cat /etc/docker/registry/htpasswd"), /^user01:\$2y\$/, "bcrypt");
+        assert.equal((await inside(host, "ps -o user= -C docker-registry")).trim(), "docker-registry");
+        assert.equal(await inside(host, "curl -s -o /dev/null -w '%{http_code}' --cacert /dev/stdin https://" + httpsIp + ":5000/v2/ <<'EOF'\n" + tls.ca + "EOF"), "401", "logins on, and the certificate valid for the address");
+        assert.equal(await inside("rgh-registry", `curl -s -o /dev/null -w '%{http_code}' http://${httpIp}:5000/v2/`), "200");
+        for (const [stack, h] of [[httpsRegistry, host], [httpRegistry, "rgh-registry"]] as const) {
+            assert.equal(stack.output.filter((l) => /was blank: formatted ext4/.test(l)).length, 1);
+            assert.equal((await inside(h, "cat /var/lib/docker-registry/docker/registry/v2/repositories/team/app/_manifests/tags/1.0/current/link")).trim(), image.manifestDigest, "skopeo pushed the archive's manifest as it is");
+            assert.deepEqual(stack.outputsOf(`${h.split("-")[0]}-registry`).preloaded, [IMAGE]);
+        }
+    });
+
+    it("a second run changes nothing and uploads nothing", async () => {
+        const before = httpsRegistry.output.length;
+        const result = await httpsRegistry.up();
+        assert.deepEqual(Object.keys(result.changes), ["same"]);
+        assert.equal(httpsRegistry.output.slice(before).filter((l) => /preloaded/.test(l)).length, 0);
+    });
+
+    it("instantiate a cluster: every node gets containerd's hosts.toml per registry, the CA, the /etc/hosts line and the kubelet's credentials before it joins", async () => {
+        await cluster.up();
+        for (const node of ["rc-master-0", WORKER]) {
+            assert.match(await inside(node, "cat /etc/containerd/config.toml"), /config_path = "\/etc\/containerd\/certs\.d"/);
+            assert.equal(await inside(node, `cat '/etc/containerd/certs.d/${httpsIp}:5000/ca.crt'`), tls.ca);
+            assert.match(await inside(node, `cat '/etc/containerd/certs.d/${httpIp}:5000/hosts.toml'`), new RegExp(`^server = "http://${httpIp.replace(/\./g, "\\.")}:5000"$`, "m"));
+            assert.match(await inside(node, "cat /etc/hosts"), new RegExp(`# BEGIN k8s-vnf registries\\n${httpsIp.replace(/\./g, "\\.")} registry\\.lab\\n# END k8s-vnf registries`));
+            assert.equal(await inside(node, "stat -c %a /var/lib/kubelet/config.json"), "600\n");
+            const prefix = `rc-kubeadm-${node.replace("rc-", "")}`;
+            const connections = cluster.steps.find((s) => s.op === "create" && s.name === `${prefix}-registries`)!;
+            const member = cluster.steps.find((s) => s.op === "create" && s.name === `${prefix}-member`)!;
+            assert.ok(connections.ended! <= member.started, `${node}: connected before it joins`);
+        }
+    });
+
+    it("a node pulls through containerd's CRI plugin: over HTTPS with the CA and the kubelet's login, and over plain HTTP", async () => {
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), image.configDigest);
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpIp}:5000/${IMAGE}`), image.configDigest);
+        assert.match(await inside(WORKER, "ctr -n k8s.io images ls -q"), new RegExp(`${httpsIp.replace(/\./g, "\\.")}:5000/team/app:1\\.0`));
+    });
+
+    it("a wrong CA fails the pull (the connection is updated on the nodes); so does a wrong password", async () => {
+        cluster.set("privateRegistries", [{ ...(cluster.config.privateRegistries as any[])[0], caCertificateFile: "Files/registries/other-ca.crt" }, (cluster.config.privateRegistries as any[])[1]]);
+        let result = await cluster.up();
+        assert.equal(result.changes.update, 2, "each node's connections updated, nothing replaced");
+        await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), /x509|certificate/);
+        cluster.set("privateRegistries", [{ ...(cluster.config.privateRegistries as any[])[0], caCertificateFile: "Files/registries/ca.crt", password: "registry-login-pw-2" }, (cluster.config.privateRegistries as any[])[1]]);
+        result = await cluster.up();
+        assert.equal(result.changes.update, 2);
+        await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), /401|unauthorized/i);
+    });
+
+    it("a registry removed from config is removed from the nodes; the others stay", async () => {
+        cluster.set("privateRegistries", [(cluster.config.privateRegistries as any[])[1]]);
+        await cluster.up();
+        assert.equal(await inside(WORKER, "ls /etc/containerd/certs.d"), `${httpIp}:5000\n`);
+        assert.doesNotMatch(await inside(WORKER, "cat /etc/hosts"), /registry\.lab/);
+        assert.equal(await inside(WORKER, "test -e /var/lib/kubelet/config.json && echo present || echo gone"), "gone\n", "no login left");
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpIp}:5000/${IMAGE}`), image.configDigest);
+    });
+
+    it("heal of the registry VNF: a new VM at the same address serves the images already pushed from the same volume, not formatted, nothing uploaded again", async () => {
+        const before = vmId(httpsRegistry, "rgs-server-vm");
+        const since = httpsRegistry.output.length;
+        const steps = httpsRegistry.steps.length;
+        httpsRegistry.set("heal.nodes.registry", 1);
+        await httpsRegistry.up();
+        assert.notEqual(vmId(httpsRegistry, "rgs-server-vm"), before, "a new VM");
+        const changed = [...new Set(httpsRegistry.stepsOf(steps, /./).filter((s) => s.op !== "same").map((s) => s.name))].sort();
+        assert.deepEqual(changed, ["rgs-attach", "rgs-registry", "rgs-server-vm"], "the volume and the port are kept");
+        assert.equal(httpsRegistry.output.filter((l) => /was blank: formatted ext4/.test(l)).length, 1, "not formatted again");
+        assert.equal(httpsRegistry.output.slice(since).filter((l) => /preloaded/.test(l)).length, 0, "nothing pushed again");
+        cluster.set("privateRegistries", [
+            { protocol: "https", server: `${httpsIp}:5000`, username: "user01", password: LOGIN_PASSWORD, caCertificateFile: "Files/registries/ca.crt" },
+            ...(cluster.config.privateRegistries as any[]),
+        ]);
+        await cluster.up();
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), image.configDigest, "the image is still there, at the same address");
+    });
+
+    it("a bad login for the registry is refused before anything runs, naming the field", async () => {
+        httpsRegistry.set("registry.users", [{ username: "user01", password: LOGIN_PASSWORD }, { username: "user01", password: "x1234" }]);
+        const e = await failure(suite, () => httpsRegistry.up());
+        assert.match(e.message, /registry\.users\[1\]\.username/);
+        httpsRegistry.set("registry.users", [{ username: "user01", password: LOGIN_PASSWORD }]);
+    });
+});
