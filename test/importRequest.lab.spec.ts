@@ -1,7 +1,7 @@
 /**
- * Seed 000's body end to end as a Pulumi CLI user runs it: `k8s-vnf import-request --stack` with the VNF
- * package, then `pulumi up`, a storage heal by config and `pulumi destroy` with the (stand-in) Pulumi CLI,
- * which runs the real program through the test engine on lab hosts.
+ * Seed bodies end to end as a Pulumi CLI user runs them: `k8s-vnf import-request --stack` with the VNF
+ * package, then `pulumi up` (seed 000: a storage heal by config), and `pulumi destroy` with the (stand-in)
+ * Pulumi CLI, which runs the real program through the test engine on lab hosts.
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
@@ -13,7 +13,7 @@ import { PROJECT_DIR } from "./support/program";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
 import { pathWithStandIn, runStandIn } from "./support/stand-ins/pulumi-cli/client";
 
-describe("seed 000 through import-request and the Pulumi CLI, on lab hosts", function () {
+describe("seeds 000 and 002 through import-request and the Pulumi CLI, on lab hosts", function () {
     this.timeout(300_000);
     const suite = useLab([]);
     let project: ServiceProject;
@@ -36,17 +36,22 @@ describe("seed 000 through import-request and the Pulumi CLI, on lab hosts", fun
     });
     after(() => project?.remove());
 
-    it("import-request --stack with the package, then pulumi up: the storage server serves the exports and the package's PVs are on its address", async () => {
-        const request = path.join(project.dir, "request.json");
-        fs.writeFileSync(request, fs.readFileSync(path.join(REQUESTS_DIR, "storage-instantiate.json"), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(suite.lab.password)}`));
+    /** `k8s-vnf import-request` of a seed body (the lab's login password in place of the seed's) into `stack`. */
+    const importRequest = async (seed: string, stack: string) => {
+        const request = path.join(project.dir, `${stack}.json`);
+        fs.writeFileSync(request, fs.readFileSync(path.join(REQUESTS_DIR, seed), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(suite.lab.password)}`));
         let err = "";
-        const code = await main(["import-request", request, "--stack", "edge", "--package-dir", path.join(project.dir, "package"), "--project", project.dir], {
+        const code = await main(["import-request", request, "--stack", stack, "--package-dir", path.join(project.dir, "package"), "--project", project.dir], {
             out: () => undefined,
             err: (t) => (err += t),
             env: { PATH: pathWithStandIn(), ...env },
             cwd: project.dir,
         });
         assert.equal(code, 0, err);
+    };
+
+    it("import-request --stack with the package, then pulumi up: the storage server serves the exports and the package's PVs are on its address", async () => {
+        await importRequest("storage-instantiate.json", "edge");
         assert.match(pulumi("up", "--yes", "--stack", "edge"), /was blank: formatted ext4/);
         const storage = suite.lab.hostNames().find((n) => n.endsWith("-storage"))!;
         assert.equal(await suite.lab.inside(storage, "exportfs -s | awk '{ print $1 }' | sort"), "/volume/nfs/pv1\n/volume/nfs/pv2\n/volume/nfs/pv3\n");
@@ -66,5 +71,23 @@ describe("seed 000 through import-request and the Pulumi CLI, on lab hosts", fun
         pulumi("destroy", "--yes", "--stack", "edge");
         assert.deepEqual(suite.lab.hostNames(), []);
         assert.deepEqual(suite.lab.volumeIds(), [], "the Cinder volume goes with the stack");
+    });
+
+    it("seed 002's cluster body as it is: import-request --stack, pulumi up: every node has both registry connections (HTTP; HTTPS with the package's CA, the hosts line and the kubelet login)", async () => {
+        await importRequest("registry-connection-instantiate.json", "edge-registries");
+        pulumi("up", "--yes", "--stack", "edge-registries");
+        const nodes = suite.lab.hostNames();
+        assert.equal(nodes.length, 3, nodes.join(", "));
+        const ca = fs.readFileSync(path.join(PROJECT_DIR, "examples/package/Files/registries/ca.crt"), "utf8");
+        for (const node of nodes) {
+            assert.equal(await suite.lab.inside(node, "ls /etc/containerd/certs.d"), "192.168.0.10:5000\nregistry.example.com\n");
+            assert.match(await suite.lab.inside(node, "cat /etc/containerd/certs.d/192.168.0.10:5000/hosts.toml"), /^server = "http:\/\/192\.168\.0\.10:5000"$/m);
+            assert.equal(await suite.lab.inside(node, "cat /etc/containerd/certs.d/registry.example.com/ca.crt"), ca);
+            assert.match(await suite.lab.inside(node, "cat /etc/hosts"), /^192\.168\.0\.20 registry\.example\.com$/m);
+            const credentials = JSON.parse(await suite.lab.inside(node, "cat /var/lib/kubelet/config.json"));
+            assert.deepEqual(Object.keys(credentials.auths), ["registry.example.com"]);
+        }
+        pulumi("destroy", "--yes", "--stack", "edge-registries");
+        assert.deepEqual(suite.lab.hostNames(), []);
     });
 });
