@@ -355,8 +355,13 @@ class NetworkLookup {
     }
 }
 
-/** Whether a stack config names files of a VNF package (PV manifests, a registry CA, a registry image). */
+/** Whether a stack config names files of a VNF package (PV manifests, a registry CA, the registry's image, certificate or preloaded images). */
 export function namesPackageFiles(config: Record<string, unknown>): boolean {
     const registries = (config.privateRegistries as { caCertificateFile?: string }[] | undefined) ?? [];
-    return !!(config.persistentVolumes as unknown[] | undefined)?.length || registries.some((r) => r.caCertificateFile) || !!(config.registry as { imageFile?: string } | undefined)?.imageFile;
+    const registry = config.registry as { imageFile?: string; preloadImages?: unknown[]; tls?: { certificateFile?: string; privateKeyFile?: string } } | undefined;
+    return (
+        !!(config.persistentVolumes as unknown[] | undefined)?.length ||
+        registries.some((r) => r.caCertificateFile) ||
+        !!(registry?.imageFile || registry?.preloadImages?.length || registry?.tls?.certificateFile || registry?.tls?.privateKeyFile)
+    );
 }
