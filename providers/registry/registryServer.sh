@@ -51,6 +51,7 @@ install_container_runtime() {
     if ! svc status containerd >/dev/null 2>&1; then svc start containerd; fi
     if svc status "$PACKAGE_SERVICE" >/dev/null 2>&1; then svc stop "$PACKAGE_SERVICE"; fi
     if [[ "$(cat "$IMAGE_RECORD" 2>/dev/null)" != "$sha "* ]]; then
+        [[ -n "$file" ]] || { echo "the registry image $sha is not imported on this VM and was not uploaded: run pulumi refresh, then pulumi up" >&2; exit 1; }
         ctr -n "$CONTAINER_NAMESPACE" images ls -q | xargs -r ctr -n "$CONTAINER_NAMESPACE" images rm >/dev/null
         ctr -n "$CONTAINER_NAMESPACE" images import --digests "$file" >/dev/null
         image="$(ctr -n "$CONTAINER_NAMESPACE" images ls -q | grep -v '@sha256:' | head -n 1 || true)"
@@ -60,7 +61,6 @@ install_container_runtime() {
         echo "registry image $image imported into containerd"
         CHANGED=yes
     fi
-    rm -f -- "$file"
     image="$(cut -d' ' -f2 "$IMAGE_RECORD")"
     note_change "$(container_unit "$image" | install_file "$CONTAINER_UNIT" 0644)"
     if [[ -d /run/systemd/system ]]; then systemctl daemon-reload; systemctl enable "$CONTAINER_SERVICE" >/dev/null 2>&1; fi
@@ -203,6 +203,8 @@ report() {
     if svc status "$PACKAGE_SERVICE" >/dev/null 2>&1; then service=package; elif svc status "$CONTAINER_SERVICE" >/dev/null 2>&1; then service=image; fi
     echo "running=$service"
     echo "status=$(status_code "$port" "$scheme")"
+    printf 'image='
+    if [[ -f "$IMAGE_RECORD" ]]; then cut -d' ' -f1 "$IMAGE_RECORD"; else echo; fi
     printf 'preloaded='
     if [[ -f "$PRELOADED" ]]; then cut -d' ' -f2 "$PRELOADED" | sort | paste -sd'|' -; else echo; fi
 }
@@ -213,6 +215,8 @@ apply)
     shift 4
     image_file="" image_sha=""
     if [[ "$runtime" == image ]]; then image_file="$1" image_sha="$2"; shift 2; fi
+    # The uploaded tar goes whatever happens.
+    trap 'rm -f -- "$image_file"' EXIT
     export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}"
     read_volumes "$@"
     mount_volumes

@@ -55,6 +55,8 @@ interface RegistryServerState {
     running?: string;
     /** The preloaded images found in the registry's storage, sorted. */
     preloaded?: string[];
+    /** SHA-256 of the registry image tar imported into containerd on this VM ("" when none). */
+    imageLoaded?: string;
 }
 
 const PATH_RE = /^\/[A-Za-z0-9._/+@-]*$/;
@@ -82,22 +84,23 @@ async function missingImages(s: SshSession, wanted: PreloadImage[]): Promise<Pre
     return wanted.filter((p) => missing.has(p.sha256));
 }
 
-async function apply(s: SshSession, i: RegistryServerInputs, imageUnchanged: boolean): Promise<RegistryServerState> {
+async function apply(s: SshSession, i: RegistryServerInputs, imageLoaded: string | undefined): Promise<RegistryServerState> {
     const env = { ...secrets(i), ...(i.proxy ? proxyEnvironment(i.proxy) : {}) };
-    // An unchanged registry image is already imported on this VM: nothing is uploaded.
-    const runtime = i.registryImage ? ["image", imageUnchanged ? "" : await s.uploadFile(i.registryImage.file), i.registryImage.sha256] : ["package"];
+    // A registry image this VM has imported already is not uploaded again.
+    const image = i.registryImage;
+    const runtime = image ? ["image", imageLoaded === image.sha256 ? "" : await s.uploadFile(image.file), image.sha256] : ["package"];
     await s.runScript(SCRIPT, ["apply", i.config, i.port, i.scheme, ...runtime, ...volumeArgs(i.volumes)], { sudo: true, env });
     for (const p of await missingImages(s, i.preloadImages)) {
         const remote = await s.uploadFile(p.file);
         await s.runScript(SCRIPT, ["preload", i.port, i.scheme, p.format, remote, p.image, p.sha256], { sudo: true, env: secrets(i) });
     }
-    return { running: i.registryImage ? "image" : "package", preloaded: i.preloadImages.map((p) => p.image).sort() };
+    return { running: image ? "image" : "package", preloaded: i.preloadImages.map((p) => p.image).sort(), imageLoaded: image?.sha256 ?? imageLoaded ?? "" };
 }
 
 export const registryServerStep: StepDefinition<RegistryServerInputs, RegistryServerState> = {
     kind: "RegistryServer",
     version: "1",
-    outputs: ["running", "preloaded"],
+    outputs: ["running", "preloaded", "imageLoaded"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,
@@ -129,8 +132,8 @@ export const registryServerStep: StepDefinition<RegistryServerInputs, RegistrySe
         return failures;
     },
     id: (i) => `${i.connection.host}:registry`,
-    create: (s, i) => apply(s, i, false),
-    update: (s, olds, news) => apply(s, news, olds.registryImage?.sha256 === news.registryImage?.sha256 && olds.running === "image"),
+    create: (s, i) => apply(s, i, undefined),
+    update: (s, olds, news) => apply(s, news, olds.imageLoaded),
     async delete() {
         // deleteAcross does the work.
     },
@@ -146,10 +149,14 @@ export const registryServerStep: StepDefinition<RegistryServerInputs, RegistrySe
         return {
             volumes: outs.volumes.filter((v) => mounted.has(v.serial)),
             running: found.status === "200" || found.status === "401" ? found.running : "none",
+            imageLoaded: found.image ?? "",
             preloaded: (found.preloaded ?? "").split("|").filter(Boolean).sort(),
         };
     },
-    drifted: (outs) => outs.running !== (outs.registryImage ? "image" : "package") || outs.preloadImages.some((p) => !(outs.preloaded ?? []).includes(p.image)),
+    drifted: (outs) =>
+        outs.running !== (outs.registryImage ? "image" : "package") ||
+        (outs.registryImage !== undefined && outs.imageLoaded !== outs.registryImage.sha256) ||
+        outs.preloadImages.some((p) => !(outs.preloaded ?? []).includes(p.image)),
 };
 
 export const registryServerProvider = new StepProvider(registryServerStep);
