@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { failure, useLab } from "./support/labSuite";
+import { attemptInside, failure, sudoOverSsh, useLab } from "./support/labSuite";
 
 const run = promisify(execFile);
 
@@ -24,19 +24,8 @@ describe("lab: Cinder volumes and the NFS server stand-in (nfs-ganesha serving e
     let uuid = "";
 
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
-    /** A command inside a host: its combined output and exit code (never throws). */
-    async function attempt(host: string, command: string): Promise<{ out: string; code: number }> {
-        const out = await inside(host, `{ ${command}\n} 2>&1; echo "rc=$?"`);
-        const code = Number(/rc=(\d+)\n$/.exec(out)![1]);
-        return { out: out.replace(/rc=\d+\n$/, ""), code };
-    }
-    /** `sudo COMMAND` over a real SSH session as the login user (sudo reads the password on stdin). */
-    async function sshSudo(host: string, command: string): Promise<string> {
-        const args = ["-q", "-i", suite.lab.privateKeyFile, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", `ubuntu@${suite.lab.host(host).address}`, `sudo -S -p '' ${command}`];
-        const child = run("ssh", args, { timeout: 60_000 });
-        child.child.stdin!.end(`${suite.lab.password}\n`);
-        return (await child).stdout;
-    }
+    const attempt = (host: string, command: string) => attemptInside(suite.lab, host, command);
+    const sshSudo = (host: string, command: string) => sudoOverSsh(suite.lab, host, command);
     /** Prepares the storage host's server as the project will: the volume on /srv/nfs/pv1, NFSv4 only. */
     async function serve(host: string): Promise<void> {
         await inside(

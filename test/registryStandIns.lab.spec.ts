@@ -1,14 +1,12 @@
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { dockerArchive, ImageArchive, ociArchive } from "./support/ociImage";
-import { useLab } from "./support/labSuite";
+import { registryConfig } from "../components/registryPlan";
+import { attemptInside, sudoOverSsh, useLab } from "./support/labSuite";
 
-const run = promisify(execFile);
 
 /**
  * The lab's ground for the private-registry tests: Debian's docker-registry (Distribution 2.8.2) run by
@@ -33,19 +31,8 @@ describe("lab: a private registry (Debian's docker-registry, TLS, htpasswd) and 
     after(() => fs.rmSync(work, { recursive: true, force: true }));
 
     const inside = (host: string, command: string, input?: string | Buffer) => suite.lab.inside(host, command, { input });
-    /** A command inside a host: its combined output and exit code (never throws). */
-    async function attempt(host: string, command: string, input?: string | Buffer): Promise<{ out: string; code: number }> {
-        const out = await inside(host, `{ ${command}\n} 2>&1; echo "rc=$?"`, input);
-        const code = Number(/rc=(\d+)\n$/.exec(out)![1]);
-        return { out: out.replace(/rc=\d+\n$/, ""), code };
-    }
-    /** `sudo COMMAND` over a real SSH session as the login user (sudo reads the password on stdin). */
-    async function sshSudo(host: string, command: string): Promise<string> {
-        const args = ["-q", "-i", suite.lab.privateKeyFile, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", `ubuntu@${suite.lab.host(host).address}`, `sudo -S -p '' ${command}`];
-        const child = run("ssh", args, { timeout: 60_000 });
-        child.child.stdin!.end(`${suite.lab.password}\n`);
-        return (await child).stdout;
-    }
+    const attempt = (host: string, command: string, input?: string | Buffer) => attemptInside(suite.lab, host, command, input);
+    const sshSudo = (host: string, command: string) => sudoOverSsh(suite.lab, host, command);
     /** The user and command line of process `pid` in the host ("" when it is gone). */
     const processOf = async (host: string, pid: string) => (await inside(host, `ps -o user:32=,args= -p ${pid} || true`)).trim().replace(/\s+/, " ");
     /** The PID a service's PID file names, and that process ("" when gone). */
@@ -136,8 +123,8 @@ describe("lab: a private registry (Debian's docker-registry, TLS, htpasswd) and 
                 `openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout registry.key -out registry.csr -subj /CN=${ip} 2>/dev/null`,
                 `printf 'subjectAltName=IP:${ip}\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=serverAuth\\n' >registry.ext`,
                 "openssl x509 -req -in registry.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out registry.crt -days 2 -extfile registry.ext 2>/dev/null",
-                "install -m 0644 registry.crt /etc/docker/registry/registry.crt",
-                "install -m 0640 -g docker-registry registry.key /etc/docker/registry/registry.key",
+                "install -m 0644 registry.crt /etc/docker/registry/tls.crt",
+                "install -m 0640 -g docker-registry registry.key /etc/docker/registry/tls.key",
                 "cp ca.crt /root/certs/ca.crt",
                 // A second CA, which signed nothing the registry serves.
                 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=lab-other-ca 2>/dev/null",
@@ -146,31 +133,8 @@ describe("lab: a private registry (Debian's docker-registry, TLS, htpasswd) and 
         // htpasswd -i reads the password from stdin; bcrypt (-B), the only hash Distribution accepts.
         await inside("registry", `umask 027 && htpasswd -B -i -c /etc/docker/registry/htpasswd ${user} 2>/dev/null && chgrp docker-registry /etc/docker/registry/htpasswd`, password);
         assert.match(await inside("registry", "cat /etc/docker/registry/htpasswd"), new RegExp(`^${user}:\\$2y\\$`));
-        await inside(
-            "registry",
-            "cat >/etc/docker/registry/config.yml",
-            [
-                "version: 0.1",
-                "log:",
-                "  fields:",
-                "    service: registry",
-                "storage:",
-                "  filesystem:",
-                "    rootdirectory: /var/lib/docker-registry",
-                "  delete:",
-                "    enabled: true",
-                "http:",
-                "  addr: :5000",
-                "  tls:",
-                "    certificate: /etc/docker/registry/registry.crt",
-                "    key: /etc/docker/registry/registry.key",
-                "auth:",
-                "  htpasswd:",
-                "    realm: lab-registry",
-                "    path: /etc/docker/registry/htpasswd",
-                "",
-            ].join("\n"),
-        );
+        // The registry step's own config (TLS and htpasswd on).
+        await inside("registry", "cat >/etc/docker/registry/config.yml", registryConfig({ port: 5000, tls: true, logins: true }));
         for (const file of ["ca.crt", "other-ca.crt"]) await inside("node", `mkdir -p /root/ca && cat >/root/ca/${file}`, await inside("registry", `cat /root/pki/${file}`));
 
         await sshSudo("registry", "service docker-registry start");

@@ -3,7 +3,11 @@
  * record of every line of output the suite captured, checked for secrets at the end.
  */
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { Lab, labAvailable } from "../lab/lab";
+
+const run = promisify(execFile);
 
 export interface LabSuite {
     lab: Lab;
@@ -60,4 +64,19 @@ export async function failure(suite: LabSuite, fn: () => Promise<unknown>): Prom
         return e as Error;
     }
     assert.fail("expected a failure");
+}
+
+/** A command inside a lab host: its combined output and exit code (never throws). */
+export async function attemptInside(lab: Lab, host: string, command: string, input?: string | Buffer): Promise<{ out: string; code: number }> {
+    const out = await lab.inside(host, `{ ${command}\n} 2>&1; echo "rc=$?"`, { input });
+    const code = Number(/rc=(\d+)\n$/.exec(out)![1]);
+    return { out: out.replace(/rc=\d+\n$/, ""), code };
+}
+
+/** `sudo COMMAND` over a real SSH session as the lab's login user (sudo reads the password on stdin). */
+export async function sudoOverSsh(lab: Lab, host: string, command: string): Promise<string> {
+    const args = ["-q", "-i", lab.privateKeyFile, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", `ubuntu@${lab.host(host).address}`, `sudo -S -p '' ${command}`];
+    const child = run("ssh", args, { timeout: 60_000 });
+    child.child.stdin!.end(`${lab.password}\n`);
+    return (await child).stdout;
 }
