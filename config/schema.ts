@@ -333,7 +333,19 @@ export const RegistryVnfSchema = z
             .strict()
             .optional(),
         /** htpasswd logins (bcrypt): with any, every request needs one. Registry logins belong on HTTPS. */
-        users: z.array(z.object({ username, password: secretText }).strict()).default([]),
+        users: z
+            .array(
+                z
+                    .object({
+                        username,
+                        // bcrypt reads 72 bytes of a password: a longer one would also accept its first 72.
+                        password: secretText
+                            .refine((v) => !v.includes("\n"), "must be one line")
+                            .refine((v) => Buffer.byteLength(v) <= 72, "must be at most 72 bytes (bcrypt reads no more)"),
+                    })
+                    .strict(),
+            )
+            .default([]),
         /** Images in the package pushed into the registry (an air-gapped site's CNF images, or kubeadm's). */
         preloadImages: z
             .array(

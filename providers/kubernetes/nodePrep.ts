@@ -49,7 +49,7 @@ function apply(s: SshSession, i: KubernetesNodeInputs) {
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
     kind: "KubernetesNode",
-    version: "1",
+    version: "2",
     outputs: [],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,

@@ -44,10 +44,17 @@ interface RegistryConnectionsState {
 const SERVER_RE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
 const HOSTS_LINE_RE = /^[0-9A-Fa-f:.]+ [A-Za-z0-9.-]+$/;
 
+/** Each login's `auth` value and password, for redaction besides the encoded file that carries them. */
+function loginsOf(credentials: string | undefined): string[] {
+    if (!credentials) return [];
+    const auths = Object.values((JSON.parse(credentials) as { auths?: Record<string, { auth?: string }> }).auths ?? {});
+    return auths.flatMap((a) => (a.auth ? [a.auth, Buffer.from(a.auth, "base64").toString("utf8").replace(/^[^:]*:/, "")] : []));
+}
+
 async function apply(s: SshSession, i: RegistryConnectionsInputs): Promise<RegistryConnectionsState> {
     const files = i.registries.flatMap((r) => [r.server, r.hostsToml, r.caCertificate]);
     const credentials = i.credentials ? Buffer.from(i.credentials).toString("base64") : "";
-    await s.runScript(SCRIPT, ["apply", i.hostsLines.join("\n"), i.registries.length, ...files], { sudo: true, env: { KUBELET_CREDENTIALS: credentials } });
+    await s.runScript(SCRIPT, ["apply", i.hostsLines.join("\n"), i.registries.length, ...files], { sudo: true, env: { KUBELET_CREDENTIALS: credentials }, redact: loginsOf(i.credentials) });
     return { connected: i.registries.map((r) => r.server).sort() };
 }
 
@@ -56,13 +63,14 @@ export const registryConnectionsStep: StepDefinition<RegistryConnectionsInputs, 
     version: "1",
     outputs: ["connected"],
     replaceOn: ["vmId"],
-    deleteBeforeReplace: false,
+    // A replacement on the same VM (a new login) must not have the old copy's delete remove the new copy's files.
+    deleteBeforeReplace: true,
     deleteSucceedsWhenUnreachable: true,
     validate(i) {
         const failures = [];
         if (typeof i.nodeName !== "string" || i.nodeName === "") failures.push({ property: "nodeName", reason: "must name the node" });
         const servers = (i.registries ?? []).map((r) => r?.server);
-        if (!Array.isArray(i.registries) || servers.some((s) => typeof s !== "string" || !SERVER_RE.test(s)) || new Set(servers).size !== servers.length) {
+        if (!Array.isArray(i.registries) || servers.some((s) => typeof s !== "string" || !SERVER_RE.test(s) || /^\.+(:|$)/.test(s)) || new Set(servers).size !== servers.length) {
             failures.push({ property: "registries", reason: "must list each registry once by host[:port], with its hosts.toml and CA text" });
         }
         if (!Array.isArray(i.hostsLines) || i.hostsLines.some((l) => typeof l !== "string" || !HOSTS_LINE_RE.test(l))) {

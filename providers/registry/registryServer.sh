@@ -26,17 +26,41 @@ CONTAINER_SERVICE=k8s-vnf-registry
 CONTAINER_UNIT="/etc/systemd/system/$CONTAINER_SERVICE.service"
 CONTAINER_NAMESPACE=k8s-vnf-registry
 IMAGE_RECORD="$CONFIG_DIR/k8s-vnf-image"
+# Settings written but not yet served: a run that stopped before the restart leaves it for the next one.
+RESTART_PENDING="$CONFIG_DIR/k8s-vnf-restart-pending"
+PACKAGE_DROP_IN="/etc/systemd/system/$PACKAGE_SERVICE.service.d/k8s-vnf.conf"
 HEALTH_WAIT_SECONDS=60
 
 CHANGED=no
 note_change() { if [[ "$1" == *changed* ]]; then CHANGED=yes; fi; }
+
+# The runtime not in use is stopped and, under systemd, disabled: after a reboot or a package upgrade it must
+# not start and take the port.
+turn_off() {
+    if svc status "$1" >/dev/null 2>&1; then svc stop "$1"; fi
+    if [[ -d /run/systemd/system ]]; then systemctl disable "$1" >/dev/null 2>&1 || true; fi
+}
+
+# Under systemd, the registry starts only once the volume is mounted (fstab says nofail, so nothing else orders
+# it): never on the empty directory beneath (systemd.unit(5) RequiresMountsFor; our own unit says it itself,
+# the package's gets a drop-in).
+order_after_volume() {
+    if [[ "$1" == "$PACKAGE_SERVICE" ]]; then
+        printf '[Unit]\nRequiresMountsFor=%s\n' "$ROOT" | install_file "$PACKAGE_DROP_IN" 0644 >/dev/null
+    fi
+    if [[ -d /run/systemd/system ]]; then
+        systemctl daemon-reload
+        systemctl enable "$1" >/dev/null 2>&1
+    fi
+}
 
 install_package_runtime() {
     if ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then
         apt-get update -q
         apt_install docker-registry apache2-utils curl
     fi
-    if svc status "$CONTAINER_SERVICE" >/dev/null 2>&1; then svc stop "$CONTAINER_SERVICE"; fi
+    turn_off "$CONTAINER_SERVICE"
+    order_after_volume "$PACKAGE_SERVICE"
 }
 
 # The registry image imported into a containerd namespace of its own, run by a unit of ours with the host's
@@ -49,8 +73,8 @@ install_container_runtime() {
         apt_install containerd apache2-utils curl
     fi
     if ! svc status containerd >/dev/null 2>&1; then svc start containerd; fi
-    if svc status "$PACKAGE_SERVICE" >/dev/null 2>&1; then svc stop "$PACKAGE_SERVICE"; fi
-    if [[ "$(cat "$IMAGE_RECORD" 2>/dev/null)" != "$sha "* ]]; then
+    if command -v docker-registry >/dev/null; then turn_off "$PACKAGE_SERVICE"; fi
+    if ! image_imported "$sha"; then
         [[ -n "$file" ]] || { echo "the registry image $sha is not imported on this VM and was not uploaded: run pulumi refresh, then pulumi up" >&2; exit 1; }
         ctr -n "$CONTAINER_NAMESPACE" images ls -q | xargs -r ctr -n "$CONTAINER_NAMESPACE" images rm >/dev/null
         ctr -n "$CONTAINER_NAMESPACE" images import --digests "$file" >/dev/null
@@ -63,7 +87,14 @@ install_container_runtime() {
     fi
     image="$(cut -d' ' -f2 "$IMAGE_RECORD")"
     note_change "$(container_unit "$image" | install_file "$CONTAINER_UNIT" 0644)"
-    if [[ -d /run/systemd/system ]]; then systemctl daemon-reload; systemctl enable "$CONTAINER_SERVICE" >/dev/null 2>&1; fi
+    order_after_volume "$CONTAINER_SERVICE"
+}
+
+# The record names the tar's SHA-256 and the image it became; both must hold: the image may have gone since.
+image_imported() {
+    local sha image
+    read -r sha image <"$IMAGE_RECORD" 2>/dev/null || return 1
+    [[ "$sha" == "$1" ]] && ctr -n "$CONTAINER_NAMESPACE" images ls -q | grep -qxF "$image"
 }
 
 # The registry images' own binary and arguments (distribution's Dockerfile: /bin/registry serve CONFIG).
@@ -73,6 +104,7 @@ container_unit() {
 Description=Private registry (CNCF distribution) on containerd, written by k8s-vnf
 After=containerd.service network-online.target
 Requires=containerd.service
+RequiresMountsFor=$ROOT
 
 [Service]
 ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks kill -s SIGKILL registry
@@ -99,8 +131,10 @@ write_tls() {
 
 registry_group() { if getent group docker-registry >/dev/null; then echo docker-registry; else echo root; fi; }
 
-# htpasswd (apache2-utils) hashes with bcrypt (-B), the only hash distribution takes; each password goes on
-# its standard input (-i), never on a command line. A login whose password still verifies is left as it is.
+# htpasswd (apache2-utils) hashes with bcrypt (-B; its default cost, 5, raised to 10), the only hash
+# distribution takes; each password goes on its standard input (-i), never on a command line. A login whose
+# password still verifies is left as it is.
+BCRYPT_COST=10
 write_logins() {
     local file="$CONFIG_DIR/htpasswd" wanted="" line user password
     if [[ -z "${REGISTRY_LOGINS:-}" ]]; then
@@ -114,7 +148,7 @@ write_logins() {
         user="${line%%:*}" password="${line#*:}"
         wanted+="$user"$'\n'
         if ! printf '%s\n' "$password" | htpasswd -v -i "$file" "$user" >/dev/null 2>&1; then
-            printf '%s\n' "$password" | htpasswd -B -i "$file" "$user" 2>/dev/null
+            printf '%s\n' "$password" | htpasswd -B -C "$BCRYPT_COST" -i "$file" "$user" 2>/dev/null
             echo "registry login $user set"
             CHANGED=yes
         fi
@@ -153,10 +187,11 @@ wait_healthy() {
 
 start_registry() {
     local service="$1"
+    if [[ "$CHANGED" == yes ]]; then touch "$RESTART_PENDING"; fi
     if ! svc status "$service" >/dev/null 2>&1; then
         svc start "$service"
         echo "registry started ($service)"
-    elif [[ "$CHANGED" == yes ]]; then
+    elif [[ -e "$RESTART_PENDING" ]]; then
         svc restart "$service"
         echo "registry restarted with its new settings ($service)"
     fi
@@ -187,11 +222,14 @@ preload() {
     else
         echo '{}' >"$dir/auth.json"
     fi
-    if ! command -v skopeo >/dev/null; then apt_install skopeo; fi
+    if ! command -v skopeo >/dev/null; then
+        apt-get update -q
+        apt_install skopeo
+    fi
     # Over loopback, TLS is not verified: the certificate names the VM's address.
     skopeo copy --quiet --dest-tls-verify=false --dest-authfile "$dir/auth.json" "$format:$file" "docker://127.0.0.1:$port/$image" >/dev/null
     has_tag "$image" || { echo "skopeo pushed $image but the registry's storage has no such tag" >&2; exit 1; }
-    { grep -v " $image\$" "$PRELOADED" 2>/dev/null || true; echo "$sha $image"; } | install_file "$PRELOADED" 0644 >/dev/null
+    { awk -v image="$image" '$2 != image' "$PRELOADED" 2>/dev/null || true; echo "$sha $image"; } | install_file "$PRELOADED" 0644 >/dev/null
     echo "image $image preloaded ($scheme registry)"
 }
 
@@ -204,7 +242,7 @@ report() {
     echo "running=$service"
     echo "status=$(status_code "$port" "$scheme")"
     printf 'image='
-    if [[ -f "$IMAGE_RECORD" ]]; then cut -d' ' -f1 "$IMAGE_RECORD"; else echo; fi
+    if [[ -f "$IMAGE_RECORD" ]] && image_imported "$(cut -d' ' -f1 "$IMAGE_RECORD")"; then cut -d' ' -f1 "$IMAGE_RECORD"; else echo; fi
     printf 'preloaded='
     if [[ -f "$PRELOADED" ]]; then cut -d' ' -f2 "$PRELOADED" | sort | paste -sd'|' -; else echo; fi
 }
@@ -221,13 +259,17 @@ apply)
     read_volumes "$@"
     mount_volumes
     if [[ "$runtime" == package ]]; then install_package_runtime; else install_container_runtime "$image_file" "$image_sha"; fi
-    if getent passwd docker-registry >/dev/null; then chown docker-registry:docker-registry "$ROOT"; fi
+    # The whole tree: one written by the image runtime (root) is the package's registry's after a switch.
+    if getent passwd docker-registry >/dev/null; then
+        find "$ROOT" -xdev \( ! -user docker-registry -o ! -group docker-registry \) -exec chown -h docker-registry:docker-registry {} +
+    fi
     mkdir -p "$CONFIG_DIR"
     note_change "$(printf '%s' "$config" | install_file "$CONFIG_DIR/config.yml" 0644)"
     write_tls
     write_logins
     start_registry "$(service_name "$runtime")"
     wait_healthy "$port" "$scheme"
+    rm -f "$RESTART_PENDING"
     echo "registry serving on $scheme://$(hostname -I | awk '{ print $1 }'):$port"
     ;;
 missing) missing "$@" ;;

@@ -68,12 +68,15 @@ function volumeArgs(volumes: StorageVolume[]): string[] {
     return [String(volumes.length), ...volumes.flatMap((v) => [v.serial, v.mountTo])];
 }
 
-function secrets(i: RegistryServerInputs): Record<string, string> {
-    return {
-        TLS_CERTIFICATE: i.certificate ?? "",
-        TLS_PRIVATE_KEY: i.privateKey ?? "",
-        REGISTRY_LOGINS: i.logins ? Buffer.from(i.logins).toString("base64") : "",
-    };
+function loginsEnv(i: RegistryServerInputs): Record<string, string> {
+    return { REGISTRY_LOGINS: i.logins ? Buffer.from(i.logins).toString("base64") : "" };
+}
+
+/** Each password and key line, redacted from logs and errors besides the encoded values that carry them. */
+function redacted(i: RegistryServerInputs): string[] {
+    const passwords = (i.logins ?? "").split("\n").map((l) => l.slice(l.indexOf(":") + 1));
+    const keyLines = (i.privateKey ?? "").split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"));
+    return [...passwords, ...keyLines].filter(Boolean);
 }
 
 /** The images of `wanted` the registry's storage does not hold yet. */
@@ -85,14 +88,14 @@ async function missingImages(s: SshSession, wanted: PreloadImage[]): Promise<Pre
 }
 
 async function apply(s: SshSession, i: RegistryServerInputs, imageLoaded: string | undefined): Promise<RegistryServerState> {
-    const env = { ...secrets(i), ...(i.proxy ? proxyEnvironment(i.proxy) : {}) };
+    const env = { TLS_CERTIFICATE: i.certificate ?? "", TLS_PRIVATE_KEY: i.privateKey ?? "", ...loginsEnv(i), ...(i.proxy ? proxyEnvironment(i.proxy) : {}) };
     // A registry image this VM has imported already is not uploaded again.
     const image = i.registryImage;
     const runtime = image ? ["image", imageLoaded === image.sha256 ? "" : await s.uploadFile(image.file), image.sha256] : ["package"];
-    await s.runScript(SCRIPT, ["apply", i.config, i.port, i.scheme, ...runtime, ...volumeArgs(i.volumes)], { sudo: true, env });
+    await s.runScript(SCRIPT, ["apply", i.config, i.port, i.scheme, ...runtime, ...volumeArgs(i.volumes)], { sudo: true, env, redact: redacted(i) });
     for (const p of await missingImages(s, i.preloadImages)) {
         const remote = await s.uploadFile(p.file);
-        await s.runScript(SCRIPT, ["preload", i.port, i.scheme, p.format, remote, p.image, p.sha256], { sudo: true, env: secrets(i) });
+        await s.runScript(SCRIPT, ["preload", i.port, i.scheme, p.format, remote, p.image, p.sha256], { sudo: true, env: loginsEnv(i), redact: redacted(i) });
     }
     return { running: image ? "image" : "package", preloaded: i.preloadImages.map((p) => p.image).sort(), imageLoaded: image?.sha256 ?? imageLoaded ?? "" };
 }

@@ -180,15 +180,20 @@ export class SshSession {
     /**
      * Runs a script sent on standard input, with its arguments (each quoted): how every step's `.sh` runs.
      * `env` is exported ahead of the script, inside standard input: for values that must stay off every
-     * command line (proxy URLs may carry credentials); they are redacted from this session's logs and errors.
+     * command line (proxy URLs may carry credentials); they are redacted from this session's logs and errors,
+     * and so is each of `redact` (the secrets an encoded env value carries, e.g. each password of a list).
      */
-    async runScript(script: string, args: ReadonlyArray<string | number>, options: Omit<ExecOptions, "stdin"> & { env?: Record<string, string> } = {}): Promise<ExecResult> {
-        const { env = {}, ...exec } = options;
+    async runScript(
+        script: string,
+        args: ReadonlyArray<string | number>,
+        options: Omit<ExecOptions, "stdin"> & { env?: Record<string, string>; redact?: string[] } = {},
+    ): Promise<ExecResult> {
+        const { env = {}, redact = [], ...exec } = options;
         const preamble = Object.entries(env).map(([name, value]) => {
             if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`${JSON.stringify(name)} is not an environment variable name`);
             return sh`export ${new ShellText(name)}=${value}\n`.text;
         });
-        this.redactor = this.redactor.with(Object.values(env));
+        this.redactor = this.redactor.with([...Object.values(env), ...redact]);
         return this.exec(sh`bash -s -- ${args}`, { ...exec, stdin: preamble.join("") + script });
     }
 
