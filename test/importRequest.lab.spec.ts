@@ -10,6 +10,7 @@ import { main } from "../cli/main";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { useLab } from "./support/labSuite";
 import { PROJECT_DIR } from "./support/program";
+import { registryImage } from "./support/registryImage";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
 import { pathWithStandIn, runStandIn } from "./support/stand-ins/pulumi-cli/client";
 
@@ -89,5 +90,21 @@ describe("seeds 000 and 002 through import-request and the Pulumi CLI, on lab ho
         }
         pulumi("destroy", "--yes", "--stack", "edge-registries");
         assert.deepEqual(suite.lab.hostNames(), []);
+    });
+
+    it("seed 002's registry body as it is, with the package's registry image (OCI): import-request --stack, pulumi up serves the registry from containerd; pulumi destroy leaves no host or volume", async () => {
+        fs.mkdirSync(path.join(project.dir, "package/Files/images"), { recursive: true });
+        await registryImage(path.join(project.dir, "package/Files/images/private_registry.tar"), "oci-archive");
+        await importRequest("registry-vnf-instantiate.json", "edge-registry");
+        pulumi("up", "--yes", "--stack", "edge-registry");
+        const [registry] = suite.lab.hostNames();
+        assert.match(registry, /-registry$/);
+        const address = suite.lab.host(registry).address;
+        assert.equal(await suite.lab.inside(registry, `curl -s -o /dev/null -w '%{http_code}' http://${address}:5000/v2/`), "200");
+        assert.match(await suite.lab.inside(registry, "ctr -n k8s-vnf-registry tasks ls"), /^registry\s+\d+\s+RUNNING$/m);
+        assert.equal((await suite.lab.inside(registry, "findmnt -rn -o TARGET --target /var/lib/docker-registry")).trim(), "/var/lib/docker-registry");
+        pulumi("destroy", "--yes", "--stack", "edge-registry");
+        assert.deepEqual(suite.lab.hostNames(), []);
+        assert.deepEqual(suite.lab.volumeIds(), []);
     });
 });

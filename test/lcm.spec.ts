@@ -10,6 +10,8 @@ import * as YAML from "yaml";
 import { parseRequestText } from "../config/requestText";
 import { Lab, labAvailable } from "./lab/lab";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { ociArchive } from "./support/ociImage";
+import { registryImage } from "./support/registryImage";
 import { PROJECT_DIR } from "./support/program";
 import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
@@ -336,6 +338,8 @@ describe("LCM service authentication", function () {
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
 /** The vnfdId seed 000's instance is created with: its package is examples/package under `serve --packages`. */
 const STORAGE_VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
+/** The vnfdId of seed 002's registry VNF: its package holds the registry image its body names (`image_path`). */
+const REGISTRY_VNFD = "7a2c5d4e-0002-4c1b-9f3a-5e6d7c8b9a02";
 
 describe("LCM operations as stack updates: the real openstack client, the Automation API, the stand-in Pulumi CLI running the program on lab hosts", function () {
     this.timeout(300_000);
@@ -422,6 +426,8 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             this.skip();
         }
         lab = await startLab(this);
+        fs.mkdirSync(path.join(packagesDir, REGISTRY_VNFD, "Files/images"), { recursive: true });
+        await registryImage(path.join(packagesDir, REGISTRY_VNFD, "Files/images/private_registry.tar"), "docker-archive");
         project = serviceProject();
         env = standInEnv(knobs, lab);
         service = await ServiceProcess.start(dataDir, env, ["--project", project.dir, "--packages", packagesDir]);
@@ -816,6 +822,33 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/terminate`, { terminationType: "FORCEFUL" })).location!);
         assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
         await api("DELETE", `/vnflcm/v1/vnf_instances/${storage}`);
+    });
+
+    it("seed 002's registry body as it is (its registry image from the instance's package): the registry runs on containerd, on its own volume; an image pushed to it survives a heal of its VNFC, at the same address", async () => {
+        const registry = (await json("create", REGISTRY_VNFD, "--name", "vnf-registry")).ID;
+        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${registry}/instantiate`, seedBody(lab, "registry-vnf-instantiate.json", { withoutVim: true }))).location!);
+        assert.equal(instantiated.operationState, "COMPLETED", JSON.stringify(instantiated.error));
+        const vnfc = `vnf-${registry}-registry`;
+        const info = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${registry}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
+        assert.deepEqual((await info()).map((v) => [v.id, v.vduId]), [[vnfc, "PrivateRegistryVDU"]]);
+        const address = lab.host(vnfc).address;
+        assert.match(await lab.inside(vnfc, "ctr -n k8s-vnf-registry tasks ls"), /^registry\s+\d+\s+RUNNING$/m, "the registry image runs on containerd");
+        assert.equal(await lab.inside(vnfc, `curl -s -o /dev/null -w '%{http_code}' http://${address}:5000/v2/`), "200");
+        const app = ociArchive(path.join(dataDir, "app.tar"), { files: { "app.txt": "pushed before the heal\n" } });
+        await lab.inside(vnfc, "cat >/root/app.tar", { input: fs.readFileSync(app.file) });
+        await lab.inside(vnfc, `skopeo copy --quiet --dest-tls-verify=false oci-archive:/root/app.tar docker://${address}:5000/team/app:1.0`);
+        const server = async () => (await info())[0].computeResource.resourceId;
+        const before = await server();
+        assert.match(await openstack("heal", "--vnfc-instance", vnfc, "--", registry), /has been accepted/);
+        const healed = await latestOp(registry);
+        assert.equal(healed.operationState, "COMPLETED", JSON.stringify(healed.error));
+        assert.notEqual(await server(), before, "a new VM");
+        assert.equal(lab.host(vnfc).address, address, "at the same address");
+        const manifest = await lab.inside(vnfc, `curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' -o /dev/null -w '%{http_code}' http://${address}:5000/v2/team/app/manifests/1.0`);
+        assert.equal(manifest, "200", "the image pushed before the heal is served after it");
+        const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${registry}/terminate`, { terminationType: "FORCEFUL" })).location!);
+        assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
+        await api("DELETE", `/vnflcm/v1/vnf_instances/${registry}`);
     });
 
     it("the lab's password is nowhere to be seen: not on a Pulumi command line, in a stack file, a GET, a notification or the service's output", async () => {

@@ -1,15 +1,94 @@
 #!/usr/bin/env bash
 # A lab host's first process, already in its network namespace and in new mount, UTS and PID namespaces
-# (so pgrep/pkill on the host see only its own processes): mounts the host's filesystem, then becomes its
-# sshd (same PID, 1 in its PID namespace). The mounts go away with the namespace.
-# Arguments: NAME ROOTFS DIR SHARED_DIR; DIR/devices lists the host's disks, one "NAME MAJOR MINOR [SERIAL]"
+# (so pgrep/pkill on the host see only its own processes): enters cgroups of the host's own and a cgroup
+# namespace rooted there (see below), mounts the host's filesystem, then becomes its sshd (same PID, 1 in its
+# PID namespace). The mounts go away with the namespace.
+# Arguments: NAME ROOTFS DIR SHARED_DIR (after --in-cgroup-namespace when it runs itself again inside the new
+# cgroup namespace, see below); DIR/devices lists the host's disks, one "NAME MAJOR MINOR [SERIAL]"
 # line each (lab.sh write_devices).
+#
+# cgroups, for containers (`ctr run`: runc places every container in a cgroup, and panics without a cgroup
+# filesystem at /sys/fs/cgroup): in every cgroup hierarchy the test machine mounts, a cgroup of the host's
+# own, k8s-vnf-<its netns name>, below the cgroup this script started in (the limits the machine puts on the
+# tests still apply); this process moves into them, then into a new cgroup namespace (unshare --cgroup), so
+# the host's processes see those cgroups as "/", as a VM sees its own (in the cpu controller's hierarchy it
+# goes back to where it was: see below); the host's /sys/fs/cgroup mounts the same hierarchies seen from there. A container's cgroup (containerd: /NAMESPACE/ID) is so below the host's
+# and two hosts running containers of the same name do not share one. DIR/cgroups records them, one
+# "CONTROLLERS MOUNT-NAME CGROUP-DIR" line each (DIR/cgroups.earlier those of earlier starts), which lab.sh
+# host-down removes once the host's processes are gone (an empty cgroup directory outlives its processes). Only the layout the test machines have is done:
+# cgroup v1 hierarchies (and a cgroup2 one beside them, "hybrid") under a tmpfs /sys/fs/cgroup, as systemd
+# mounts them; on a cgroup2-only machine /sys/fs/cgroup is that hierarchy, where runc would also need the
+# controllers enabled below a cgroup holding the host's processes (not tried).
 set -euo pipefail
+if [[ "${1:-}" == --in-cgroup-namespace ]]; then
+    shift
+    in_cgroup_namespace=yes
+else
+    in_cgroup_namespace=no
+fi
 name="$1"
 base="$2"
 dir="$3"
 shared="$4"
 root="$dir/merged"
+
+# cgroup_mount CONTROLLERS: where the test machine mounts that hierarchy (CONTROLLERS as /proc/self/cgroup
+# names them: "cpu,cpuacct", "name=systemd"; empty for cgroup2), from its root; nothing when it does not.
+cgroup_mount() {
+    awk -v want="$1" '
+        {
+            for (i = 7; $i != "-"; i++) continue
+            fstype = $(i + 1)
+            if ($4 != "/" || (fstype != "cgroup" && fstype != "cgroup2")) next
+            if (want == "") { if (fstype == "cgroup2") { print $5; exit } next }
+            if (fstype != "cgroup") next
+            n = split(want, wanted, ","); m = split($(i + 3), options, ","); found = 0
+            for (k = 1; k <= n; k++) for (j = 1; j <= m; j++) if (options[j] == wanted[k]) found++
+            if (found == n) { print $5; exit }
+        }' /proc/self/mountinfo
+}
+
+if [[ "$in_cgroup_namespace" == no ]]; then
+    cgroup="k8s-vnf-$(cat "$dir/netns")"
+    : >"$dir/cgroups.new"
+    # Read whole before the first move: the file changes as this process moves.
+    memberships="$(cat /proc/self/cgroup)"
+    while IFS=: read -r _ controllers path; do
+        mnt="$(cgroup_mount "$controllers")"
+        [[ -n "$mnt" ]] || continue
+        own="$mnt${path%/}/$cgroup"
+        mkdir -p "$own"
+        # What a power-off leaves behind (empty cgroups of containers killed with the host) goes, as with a
+        # VM's power-off.
+        find "$own" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+        # A new cpuset cgroup has no CPUs and no memory nodes (unless its parent's cgroup.clone_children):
+        # its parent's, or no process may join it.
+        for file in cpuset.cpus cpuset.mems; do
+            if [[ -f "$own/$file" && -z "$(cat "$own/$file")" ]]; then cat "${own%/*}/$file" >"$own/$file"; fi
+        done
+        echo "${controllers:-cgroup2} ${mnt##*/} $own" >>"$dir/cgroups.new"
+        # 0: the writing process, this shell.
+        echo 0 >"$own/cgroup.procs"
+    done <<<"$memberships"
+    # The ones of an earlier start (another caller may have started the host in other cgroups) stay listed
+    # for host-down in DIR/cgroups.earlier.
+    if [[ -f "$dir/cgroups" ]]; then
+        sort -u "$dir/cgroups" "$dir/cgroups.earlier" -o "$dir/cgroups.earlier" 2>/dev/null || sort -u "$dir/cgroups" -o "$dir/cgroups.earlier"
+    fi
+    mv "$dir/cgroups.new" "$dir/cgroups"
+    # A cgroup namespace affects the caller itself: the same process (PID 1) goes on inside it.
+    exec unshare --cgroup "$0" --in-cgroup-namespace "$@"
+fi
+
+# The cpu controller's hierarchy: a cgroup there is a scheduling group, whose processes share one CPU weight.
+# This process goes back to where it started (the cgroup namespace keeps its root): the host's processes
+# compete for the CPU one by one, as the machine's do (a host of its own there changed the tests' timing
+# enough to lose a race in the kubeadm suite's entire-cluster heal); its containers still get cgroups below
+# the host's, one scheduling group each, as on a machine of their own. Seen from the host, its processes'
+# cpu cgroup is "/..".
+while read -r controllers _ own; do
+    if [[ ",$controllers," == *,cpu,* ]]; then echo 0 >"${own%/*}/cgroup.procs"; fi
+done <"$dir/cgroups"
 
 hostname "$name"
 mount -t overlay overlay -o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/work" "$root"
@@ -45,6 +124,29 @@ if [[ -f "$dir/devices" ]]; then
             ln -s "../../$dev" "$root/dev/disk/by-id/$serial"
         fi
     done <"$dir/devices"
+fi
+# /sys holds only the cgroup hierarchies (no sysfs: the machine's devices are none of the host's business);
+# read-only, as systemd mounts /sys/fs/cgroup's tmpfs.
+mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs "$root/sys"
+if [[ "$(stat -f -c %T /sys/fs/cgroup)" == cgroup2fs ]]; then
+    mkdir "$root/sys/fs" "$root/sys/fs/cgroup"
+    mount -o remount,ro,bind "$root/sys"
+    mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$root/sys/fs/cgroup"
+else
+    mkdir -p "$root/sys/fs/cgroup"
+    mount -o remount,ro,bind "$root/sys"
+    mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs "$root/sys/fs/cgroup"
+    while read -r controllers mount_name _; do
+        mkdir "$root/sys/fs/cgroup/$mount_name"
+    done <"$dir/cgroups"
+    mount -o remount,ro,bind "$root/sys/fs/cgroup"
+    while read -r controllers mount_name _; do
+        if [[ "$controllers" == cgroup2 ]]; then
+            mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$root/sys/fs/cgroup/$mount_name"
+        else
+            mount -t cgroup -o "nosuid,nodev,noexec,$controllers" cgroup "$root/sys/fs/cgroup/$mount_name"
+        fi
+    done <"$dir/cgroups"
 fi
 mount -t tmpfs -o mode=0755 tmpfs "$root/run"
 mkdir -p "$root/run/sshd"

@@ -27,7 +27,8 @@
 # the volume's dir), from which host-init.sh recreates the device nodes when the host's sshd starts again.
 #
 # Everything a host creates is named after RUN and INDEX and recorded in DIR, so teardown removes exactly
-# that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it. DIR also
+# that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it; the host's
+# cgroups (host-init.sh: for containers) are listed in DIR/cgroups and removed by host-down. DIR also
 # holds the host's /var/lib/containerd (DIR/var-lib-containerd, bind-mounted by host-init.sh: not on the
 # overlay root, so containerd's overlayfs snapshotter works), which goes with DIR.
 set -euo pipefail
@@ -190,7 +191,9 @@ sshd_start() {
     exec 7>>"$labdir/volumes/.lock"
     flock 7
     write_devices "$dir"
-    ip netns exec "$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
+    # nsenter --net, not `ip netns exec`, which remounts /sys: host-init.sh finds the machine's cgroup
+    # hierarchies under /sys/fs/cgroup.
+    nsenter --net="/run/netns/$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
         "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
     local i
@@ -233,6 +236,25 @@ link() {
     ip link set "$(veth_host "$1" "$2")" "$3"
 }
 
+# The host's cgroups (host-init.sh records them in DIR/cgroups and DIR/cgroups.earlier), deepest first, once its processes are gone:
+# an empty cgroup's directory outlives them. Only directories named as host-init.sh names the host's own.
+cgroups_down() {
+    local dir="$1" cgroup left i
+    [[ -f "$dir/cgroups" ]] || return 0
+    for i in $(seq 1 100); do
+        left=0
+        while read -r _ _ cgroup; do
+            [[ "$cgroup" == /*/k8s-vnf-kv-* && -d "$cgroup" ]] || continue
+            find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null || left=1
+        done < <(cat "$dir/cgroups" "$dir/cgroups.earlier" 2>/dev/null)
+        ((left)) || return 0
+        # A killed process leaves its cgroup a moment after it is gone from the namespace.
+        sleep 0.05
+        : "$i"
+    done
+    echo "lab: cgroups of $dir still in use: left behind" >&2
+}
+
 # Undoes host_up step by step; every step runs even when an earlier one finds its thing already gone.
 host_down() {
     local run="$1" name="$2" dir="$3"
@@ -242,6 +264,7 @@ host_down() {
         # Deleting the namespace also deletes the veth pair (asynchronously).
         ip netns del "$(cat "$dir/netns")" 2>/dev/null || true
     fi
+    cgroups_down "$dir"
     if [[ -f "$dir/veth" ]]; then ip link del "$(cat "$dir/veth")" 2>/dev/null || true; fi
     if [[ -f "$dir/mount" ]]; then umount "$(cat "$dir/mount")" 2>/dev/null || true; fi
     # The host's own volume goes with it; cloud volumes only lose their attachment (a deleted VM's volumes

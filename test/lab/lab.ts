@@ -7,8 +7,13 @@
  * exportfs and nfs.conf, NFS served over the network by nfs-ganesha (userspace) and the libnfs client tools,
  * the containerd daemon (`service containerd ACTION`: stand-ins/init.d/containerd runs it as its systemd unit
  * does; /var/lib/containerd is a directory of the host's own outside its overlay root, so the overlayfs
- * snapshotter works; running containers is not tried), Debian's docker-registry with its own init script,
- * skopeo, htpasswd and openssl.
+ * snapshotter works), containers run by runc (`ctr run`, also --net-host: a host has cgroups of its own in a
+ * cgroup namespace of its own, mounted at /sys/fs/cgroup, see host-init.sh; /sys holds nothing else), units of
+ * ours without an init script (`service k8s-vnf-registry ACTION`: stand-ins/lib/systemd-unit.sh runs
+ * /etc/systemd/system/k8s-vnf-registry.service as systemd would, and refuses what it does not implement),
+ * Debian's docker-registry with its own init script, skopeo, htpasswd and openssl. Commands run by `inside`
+ * stay in the test machine's cgroups and cgroup namespace (SSH sessions are in the host's); containers they
+ * start still land in the host's cgroups.
  * Not here: kubeadm, kubelet and kubectl (recording stand-ins in stand-ins/, sharing one cluster state), the
  * kubelet service, the kernel's nfsd (init.d/nfs-kernel-server runs nfs-ganesha on exportfs's table instead), a
  * kernel NFS client (no `mount -t nfs`), udevd (a udevadm stand-in makes the by-uuid links), and machine-wide

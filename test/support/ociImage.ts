@@ -12,14 +12,23 @@
  * containers/image's docker/internal/tarfile (ManifestItem: Config, RepoTags, Layers) and written by moby's
  * image/tarexport/save.go. The tar entries are POSIX ustar (pax's "ustar Interchange Format", POSIX.1-2001).
  *
+ * A file is 0644 unless given as { content, mode } (an executable: 0o755).
+ *
  * The archives are reproducible: the same files and options give the same bytes, so the same digests.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import { gzipSync } from "node:zlib";
 
-/** The image's files: path inside the image (relative, or absolute from /) -> content. */
-export type ImageFiles = Record<string, string | Buffer>;
+/** A file of the image with a mode of its own (permission bits, e.g. 0o755 for an executable). */
+export interface ImageFile {
+    content: string | Buffer;
+    /** Permission bits; 0o644 by default. */
+    mode?: number;
+}
+
+/** The image's files: path inside the image (relative, or absolute from /) -> content (mode 0644), or an ImageFile. */
+export type ImageFiles = Record<string, string | Buffer | ImageFile>;
 
 export interface ImageOptions {
     files: ImageFiles;
@@ -142,7 +151,7 @@ function imageConfig(options: ImageOptions, diffId: string): object {
     };
 }
 
-/** The layer: every file with its parent directories (root-owned, 0755 and 0644), sorted by path. */
+/** The layer: every file with its parent directories (root-owned, 0755, files 0644 or their own mode), sorted by path. */
 function layerTar(options: ImageOptions): Buffer {
     const entries = Object.entries(options.files).map(([name, content]) => [layerPath(name), content] as const);
     if (entries.length === 0) throw new Error("an image needs at least one file");
@@ -156,7 +165,8 @@ function layerTar(options: ImageOptions): Buffer {
     const all = [...[...dirs].map((d) => [d, undefined] as const), ...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [name, content] of all) {
         if (content === undefined) tar.dir(name);
-        else tar.file(name, content);
+        else if (typeof content === "string" || Buffer.isBuffer(content)) tar.file(name, content);
+        else tar.file(name, content.content, content.mode);
     }
     return tar.end();
 }
@@ -189,8 +199,9 @@ class TarWriter {
         this.entry(name.endsWith("/") ? name : `${name}/`, 0o755, "5", Buffer.alloc(0));
     }
 
-    file(name: string, content: string | Buffer): void {
-        this.entry(name, 0o644, "0", Buffer.isBuffer(content) ? content : Buffer.from(content));
+    file(name: string, content: string | Buffer, mode = 0o644): void {
+        if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new Error(`invalid mode for ${name}: ${mode}`);
+        this.entry(name, mode, "0", Buffer.isBuffer(content) ? content : Buffer.from(content));
     }
 
     /** The archive: the entries, then two zero blocks (the end-of-archive marker). */
