@@ -97,7 +97,9 @@ image_imported() {
     [[ "$sha" == "$1" ]] && ctr -n "$CONTAINER_NAMESPACE" images ls -q | grep -qxF "$image"
 }
 
-# The registry images' own binary and arguments (distribution's Dockerfile: /bin/registry serve CONFIG).
+# The registry images' own binary and arguments (distribution's Dockerfile: /bin/registry serve CONFIG). A
+# container left by a crash goes first: `tasks delete --force` kills its task and waits for it to exit
+# (containerd.WithProcessKill, cmd/ctr/commands/tasks/delete.go), then the container is deleted.
 container_unit() {
     cat <<EOF
 [Unit]
@@ -107,8 +109,8 @@ Requires=containerd.service
 RequiresMountsFor=$ROOT
 
 [Service]
-ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks kill -s SIGKILL registry
-ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE containers rm registry
+ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks delete --force registry
+ExecStartPre=-/usr/bin/ctr -n $CONTAINER_NAMESPACE containers delete registry
 ExecStart=/usr/bin/ctr -n $CONTAINER_NAMESPACE run --rm --net-host --mount type=bind,src=$ROOT,dst=$ROOT,options=rbind:rw --mount type=bind,src=$CONFIG_DIR,dst=$CONFIG_DIR,options=rbind:ro $1 registry /bin/registry serve $CONFIG_DIR/config.yml
 ExecStop=-/usr/bin/ctr -n $CONTAINER_NAMESPACE tasks kill -s SIGTERM registry
 Restart=always
