@@ -152,14 +152,34 @@ describe("private registry on lab hosts (seed 002): the real program through the
         assert.match(await inside(WORKER, "ctr -n k8s.io images ls -q"), new RegExp(`${httpsIp.replace(/\./g, "\\.")}:5000/team/app:1\\.0`));
     });
 
+    it("scale-out: the new worker joins with the connections, and pulls", async () => {
+        cluster.set("workers.count", 2);
+        const since = cluster.steps.length;
+        await cluster.up();
+        const created = cluster.stepsOf(since, /^rc-kubeadm-worker-1-(registries|member)$/).filter((s) => s.op === "create");
+        assert.deepEqual(created.map((s) => s.name), ["rc-kubeadm-worker-1-registries", "rc-kubeadm-worker-1-member"]);
+        assert.ok(created[0].ended! <= created[1].started, "connected before it joins");
+        assert.deepEqual(cluster.stepsOf(since, /-registries$/).filter((s) => s.op !== "same").map((s) => s.name), ["rc-kubeadm-worker-1-registries"], "the other nodes untouched");
+        assert.equal(await kubeletPull(suite.lab, "rc-worker-1", `${httpsIp}:5000/${IMAGE}`), image.configDigest);
+    });
+
+    it("drift: a registry's hosts.toml deleted on a node is found by refresh and written again by the next up", async () => {
+        await inside(WORKER, `rm -rf '/etc/containerd/certs.d/${httpIp}:5000'`);
+        await cluster.refresh();
+        assert.deepEqual(cluster.outputsOf("rc-kubeadm-worker-0-registries").connected, [`${httpsIp}:5000`]);
+        const result = await cluster.up();
+        assert.equal(result.changes.update, 1);
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpIp}:5000/${IMAGE}`), image.configDigest);
+    });
+
     it("a wrong CA fails the pull (the connection is updated on the nodes); so does a wrong password", async () => {
         cluster.set("privateRegistries", [{ ...(cluster.config.privateRegistries as any[])[0], caCertificateFile: "Files/registries/other-ca.crt" }, (cluster.config.privateRegistries as any[])[1]]);
         let result = await cluster.up();
-        assert.equal(result.changes.update, 2, "each node's connections updated, nothing replaced");
+        assert.deepEqual(result.changes, { same: result.changes.same, update: 3 }, "each node's connections updated, nothing replaced");
         await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), /x509|certificate/);
         cluster.set("privateRegistries", [{ ...(cluster.config.privateRegistries as any[])[0], caCertificateFile: "Files/registries/ca.crt", password: "registry-login-pw-2" }, (cluster.config.privateRegistries as any[])[1]]);
         result = await cluster.up();
-        assert.equal(result.changes.update, 2);
+        assert.equal(result.changes.update, 3);
         await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), /401|unauthorized/i);
     });
 
