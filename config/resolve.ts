@@ -2,6 +2,7 @@
  * Relations between fields, flavour defaults and fallbacks: turns a shape-checked {@link StackConfig} into a
  * {@link VnfSpec}, or reports every problem it finds with its field path.
  */
+import { isIP } from "node:net";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
@@ -223,6 +224,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         if (seenServers.has(r.server)) c.fail(`${field}.server`, `duplicates privateRegistries[${seenServers.get(r.server)}].server`);
         seenServers.set(r.server, i);
         if (r.caCertificateFile && r.protocol !== "https") c.fail(`${field}.caCertificateFile`, "only for protocol https");
+        if (isIP(r.server) === 6) c.fail(`${field}.server`, `an IPv6 registry is written [${r.server}] or [${r.server}]:port, as in its URL`);
         if ((r.username === undefined) !== (r.password === undefined)) {
             c.fail(`${field}.${r.username === undefined ? "username" : "password"}`, "username and password go together");
         }

@@ -215,7 +215,11 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
     async read(id: string, props: Record<string, unknown>) {
         const state = props as I & C & StepEnvelope;
         const found = await this.session(state, state.hostKeyFingerprint, (s) => this.def.read(s, state, this.hosts(state)));
-        return found === undefined ? { id: "", props: {} } : { id, props: defined({ ...props, ...found }) };
+        if (found === undefined) return { id: "", props: {} };
+        // Only what the state already holds, or a declared output: any other key would look like an input the
+        // program dropped, and every later diff would report a change.
+        const known = Object.entries(found).filter(([k]) => k in props || (this.def.outputs as readonly string[]).includes(k));
+        return { id, props: defined({ ...props, ...Object.fromEntries(known) }) };
     }
 
     private session<T>(step: StepEnvelope, recordedFingerprint: string | undefined, fn: (s: SshSession) => Promise<T>): Promise<T> {

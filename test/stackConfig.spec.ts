@@ -86,6 +86,7 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a preload image name that is no repository:tag", () => ({ config: edit(registryConfig(), "registry", (r) => ({ ...r, preloadImages: [{ file: "Files/registry/tls.crt", image: "App Image" }] })) }), "registry.preloadImages[0].image"],
         ["a registry heal on a cluster", () => ({ config: edit(base.config, "heal", () => ({ nodes: { registry: 1 } })) }), "heal.nodes.registry"],
         ["a node heal on a registry VNF", () => ({ config: edit(registryConfig(), "heal", () => ({ nodes: { "worker-0": 1 } })) }), "heal.nodes.worker-0"],
+        ["an IPv6 registry without brackets", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "fd00::10" }]) }), "privateRegistries[0].server"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
         ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
     ];
