@@ -45,6 +45,17 @@ replace_block() {
         }' "$1"
 }
 
+# write_block FILE BEGIN END ENTRIES: FILE rewritten (atomically, only when it differs) with its block holding
+# ENTRIES (replace_block); prints "FILE changed" or "FILE unchanged".
+write_block() {
+    replace_block "$1" "$2" "$3" "$4" | install_file "$1" 0644 | sed "s|^|$1 |"
+}
+
+# block_lines FILE BEGIN END: the lines of FILE's block, without its markers.
+block_lines() {
+    awk -v b="$2" -v e="$3" '$0 == b { on = 1; next } $0 == e { on = 0 } on' "$1"
+}
+
 # remove_file PATH: prints "changed" when it existed.
 remove_file() {
     if [[ -e "$1" ]]; then

@@ -28,9 +28,9 @@ set_hostname() {
     echo "hostname set to $name"
 }
 
-# Our entries live in one marked block, rewritten whole (replace_block, lib.sh).
+# Our entries live in one marked block, rewritten whole (write_block, lib.sh).
 write_hosts() {
-    replace_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" "$1" | install_file /etc/hosts 0644 | sed 's/^/\/etc\/hosts /'
+    write_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" "$1"
 }
 
 disable_swap() {
@@ -146,7 +146,7 @@ report() {
     echo "hostname=$(hostname)"
     kubernetes_versions
     printf 'hosts='
-    awk -v b="$HOSTS_BEGIN" -v e="$HOSTS_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on' /etc/hosts | paste -sd'|' -
+    block_lines /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" | paste -sd'|' -
     printf 'systemdCgroup=%s\n' "$(grep -c 'SystemdCgroup = true' /etc/containerd/config.toml 2>/dev/null || echo 0)"
 }
 

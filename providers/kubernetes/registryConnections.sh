@@ -58,15 +58,12 @@ write_credentials() {
     fi
 }
 
-write_hosts() {
-    replace_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" "$1" | install_file /etc/hosts 0644 | sed 's/^/\/etc\/hosts /'
-}
 
 report() {
     printf 'registries='
     managed_dirs | sort | paste -sd'|' -
     printf 'hosts='
-    awk -v b="$HOSTS_BEGIN" -v e="$HOSTS_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on' /etc/hosts | paste -sd'|' -
+    block_lines /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" | paste -sd'|' -
     if [[ -f "$CREDENTIALS" ]]; then echo "credentials=present"; else echo "credentials=absent"; fi
 }
 
@@ -81,14 +78,14 @@ apply)
         shift 3
     done
     remove_unlisted "$wanted"
-    write_hosts "$hosts_lines"
+    write_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" "$hosts_lines"
     write_credentials
     echo "registry connections: $count"
     ;;
 report) report ;;
 remove)
     remove_unlisted ""
-    write_hosts ""
+    write_block /etc/hosts "$HOSTS_BEGIN" "$HOSTS_END" ""
     KUBELET_CREDENTIALS="" write_credentials
     ;;
 *) echo "registryConnections.sh: unknown action $action" >&2; exit 2 ;;

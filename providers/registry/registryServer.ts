@@ -10,8 +10,8 @@ import { Failure, onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
-import { loadNodeScript, parseReport, VOLUMES_LIBRARY } from "../kubernetes/scripts";
-import { StorageVolume } from "../storage/nfsServer";
+import { loadNodeScript, VOLUMES_LIBRARY } from "../kubernetes/scripts";
+import { readVolumeReport, StorageVolume, validVolumes, volumeArgs } from "../storage/volumes";
 
 const SCRIPT = loadNodeScript("registryServer.sh", __dirname, VOLUMES_LIBRARY);
 
@@ -60,13 +60,8 @@ interface RegistryServerState {
 }
 
 const PATH_RE = /^\/[A-Za-z0-9._/+@-]*$/;
-const SERIAL_RE = /^[A-Za-z0-9-]{1,20}$/;
 const SHA_RE = /^[0-9a-f]{64}$/;
 const IMAGE_RE = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
-
-function volumeArgs(volumes: StorageVolume[]): string[] {
-    return [String(volumes.length), ...volumes.flatMap((v) => [v.serial, v.mountTo])];
-}
 
 function loginsEnv(i: RegistryServerInputs): Record<string, string> {
     return { REGISTRY_LOGINS: i.logins ? Buffer.from(i.logins).toString("base64") : "" };
@@ -109,7 +104,7 @@ export const registryServerStep: StepDefinition<RegistryServerInputs, RegistrySe
     deleteSucceedsWhenUnreachable: true,
     validate(i): Failure[] {
         const failures: Failure[] = [];
-        if (!Array.isArray(i.volumes) || i.volumes.length !== 1 || !SERIAL_RE.test(i.volumes[0]?.serial ?? "") || !PATH_RE.test(i.volumes[0]?.mountTo ?? "")) {
+        if (!validVolumes(i.volumes) || i.volumes.length !== 1) {
             failures.push({ property: "volumes", reason: "must be the one registry volume: {serial, mountTo}" });
         }
         if (typeof i.config !== "string" || !i.config.includes("rootdirectory:")) failures.push({ property: "config", reason: "must be the registry's config.yml" });
@@ -146,11 +141,10 @@ export const registryServerStep: StepDefinition<RegistryServerInputs, RegistrySe
             s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true }),
         ),
     async read(s, outs) {
-        const lines = (await s.runScript(SCRIPT, ["report", outs.port, outs.scheme, ...volumeArgs(outs.volumes)], { sudo: true, quiet: true })).stdout.split("\n");
-        const mounted = new Set(lines.filter((l) => l.startsWith("volume=")).map((l) => l.slice("volume=".length).split(" ")).filter((f) => f[2] === "mounted").map((f) => f[0]));
-        const found = parseReport(lines.filter((l) => !l.startsWith("volume=")).join("\n"));
+        const report = (await s.runScript(SCRIPT, ["report", outs.port, outs.scheme, ...volumeArgs(outs.volumes)], { sudo: true, quiet: true })).stdout;
+        const { mounted, report: found } = readVolumeReport(report, outs.volumes);
         return {
-            volumes: outs.volumes.filter((v) => mounted.has(v.serial)),
+            volumes: mounted,
             running: found.status === "200" || found.status === "401" ? found.running : "none",
             imageLoaded: found.image ?? "",
             preloaded: (found.preloaded ?? "").split("|").filter(Boolean).sort(),

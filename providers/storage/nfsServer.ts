@@ -10,15 +10,10 @@ import { Failure, onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
-import { loadNodeScript, parseReport, VOLUMES_LIBRARY } from "../kubernetes/scripts";
+import { loadNodeScript, VOLUMES_LIBRARY } from "../kubernetes/scripts";
+import { readVolumeReport, StorageVolume, validVolumes, volumeArgs } from "./volumes";
 
 const SCRIPT = loadNodeScript("nfsServer.sh", __dirname, VOLUMES_LIBRARY);
-
-export interface StorageVolume {
-    /** The volume's virtio serial: its Cinder id cut to 20 characters. */
-    serial: string;
-    mountTo: string;
-}
 
 interface NfsServerInputs {
     [key: string]: unknown;
@@ -41,11 +36,6 @@ interface NfsServerState {
 }
 
 const PATH_RE = /^\/[A-Za-z0-9._/+@-]*$/;
-const SERIAL_RE = /^[A-Za-z0-9-]{1,20}$/;
-
-function volumeArgs(volumes: StorageVolume[]): string[] {
-    return [String(volumes.length), ...volumes.flatMap((v) => [v.serial, v.mountTo])];
-}
 
 async function apply(s: SshSession, i: NfsServerInputs): Promise<NfsServerState> {
     await s.runScript(SCRIPT, ["apply", i.exportsFile, ...volumeArgs(i.volumes), ...i.exportDirs], { sudo: true, env: i.proxy ? proxyEnvironment(i.proxy) : {} });
@@ -61,7 +51,7 @@ export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
     deleteSucceedsWhenUnreachable: true,
     validate(i): Failure[] {
         const failures: Failure[] = [];
-        if (!Array.isArray(i.volumes) || i.volumes.length === 0 || i.volumes.some((v) => !SERIAL_RE.test(v?.serial ?? "") || !PATH_RE.test(v?.mountTo ?? "") || v.mountTo === "/")) {
+        if (!validVolumes(i.volumes) || i.volumes.length === 0) {
             failures.push({ property: "volumes", reason: "must list at least one {serial, mountTo}: a virtio serial (20 characters at most) and an absolute path other than /" });
         }
         if (typeof i.exportsFile !== "string" || i.exportsFile.includes("\0")) failures.push({ property: "exportsFile", reason: "must be the text of an exports file" });
@@ -82,11 +72,9 @@ export const nfsServerStep: StepDefinition<NfsServerInputs, NfsServerState> = {
             s.runScript(SCRIPT, ["stop", ...volumeArgs(outs.volumes)], { sudo: true }),
         ),
     async read(s, outs) {
-        const lines = (await s.runScript(SCRIPT, ["report", ...volumeArgs(outs.volumes)], { sudo: true })).stdout.split("\n");
-        const mounted = new Set(lines.filter((l) => l.startsWith("volume=")).map((l) => l.slice("volume=".length).split(" ")).filter((f) => f[2] === "mounted").map((f) => f[0]));
-        const found = parseReport(lines.filter((l) => !l.startsWith("volume=")).join("\n"));
+        const { mounted, report: found } = readVolumeReport((await s.runScript(SCRIPT, ["report", ...volumeArgs(outs.volumes)], { sudo: true })).stdout, outs.volumes);
         return {
-            volumes: outs.volumes.filter((v) => mounted.has(v.serial)),
+            volumes: mounted,
             exportsFile: Buffer.from(found.exportsFile ?? "", "base64").toString("utf8"),
             served: (found.served ?? "").split("|").filter(Boolean).sort(),
             serverRunning: found.server === "running",

@@ -64,14 +64,14 @@ format_once() {
 
 uuid_of() { blkid -p -o value -s UUID "$(device_of "$1")"; }
 
-# Our fstab entries live in one marked block, rewritten whole (replace_block, lib.sh; libmount skips comments).
+# Our fstab entries live in one marked block, rewritten whole (write_block, lib.sh; libmount skips comments).
 write_fstab() {
-    replace_block /etc/fstab "$FSTAB_BEGIN" "$FSTAB_END" "$1" | install_file /etc/fstab 0644 | sed 's/^/\/etc\/fstab /'
+    write_block /etc/fstab "$FSTAB_BEGIN" "$FSTAB_END" "$1"
 }
 
 # The mount points of our fstab block (read before it is rewritten).
 fstab_mounts() {
-    awk -v b="$FSTAB_BEGIN" -v e="$FSTAB_END" '$0 == b { on = 1; next } $0 == e { on = 0 } on { print $2 }' /etc/fstab
+    block_lines /etc/fstab "$FSTAB_BEGIN" "$FSTAB_END" | awk '{ print $2 }'
 }
 
 # Mount points no longer wanted (a volume dropped or moved): unmounted once the new exports are served, since
