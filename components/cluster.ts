@@ -3,7 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { ClusterSpec } from "../config/spec";
 import { ComputeApi } from "../providers/kubernetes/computeHost";
 import { KubeadmCluster } from "./kubeadmCluster";
-import { controlPlaneEndpoint } from "./kubeadmPlan";
+import { caCertificateOf, controlPlaneEndpoint } from "./kubeadmPlan";
+import { KubernetesVim } from "./kubernetesVim";
 import { NodeGroup } from "./nodeGroup";
 import { NFS_RULES, nodeRules, SecurityGroup, sshAndPortRules, VRRP_RULES } from "./securityGroups";
 import { Server } from "./server";
@@ -35,6 +36,8 @@ export class KubernetesCluster extends pulumi.ComponentResource {
     readonly ansibleServer?: Server;
     /** Kubernetes installed with kubeadm (absent when kubespray installs it). */
     readonly kubeadm?: KubeadmCluster;
+    /** The cluster as a Kubernetes VIM, with its tenants (a kubeadm cluster's). */
+    readonly vim?: KubernetesVim;
     /** Every VM with its ports, by stable VNFC id (the VM name). */
     readonly vnfcResources: pulumi.Output<VnfcResource[]>;
 
@@ -113,6 +116,19 @@ export class KubernetesCluster extends pulumi.ComponentResource {
         );
         if (!spec.kubespray) {
             this.kubeadm = new KubeadmCluster(`${name}-kubeadm`, { spec, masters: this.masters.nodes, workers: this.workers.nodes, vip, compute: args.compute }, child);
+            this.vim = new KubernetesVim(
+                `${name}-vim`,
+                {
+                    provider: this.kubeadm.kubernetesProvider(),
+                    apiEndpoint: this.kubeadm.apiAccessEndpoint,
+                    // The CA is no secret; the admin kubeconfig it comes from is.
+                    caCertificate: pulumi.unsecret(this.kubeadm.kubeconfig.apply(caCertificateOf)),
+                    tenants: spec.tenants,
+                    clusterId: this.kubeadm.init.caCertHash,
+                    cluster: this.kubeadm.init,
+                },
+                child,
+            );
         }
         const first = this.masters.nodes[0];
         this.controlPlaneEndpoint = pulumi.all([first.address, vip]).apply(([address, v]) => controlPlaneEndpoint(spec, [{ name: first.vmName, address }], v));

@@ -52,6 +52,8 @@ export class KubeadmCluster extends pulumi.ComponentResource {
     readonly firstMasterConnection: pulumi.Output<SshTarget>;
     /** The admin kubeconfig with the server this machine reaches the API at (secret). */
     readonly apiKubeconfig: pulumi.Output<string>;
+    /** `host:port` this machine reaches the API at (a floating IP when the first master has one). */
+    readonly apiAccessEndpoint: pulumi.Output<string>;
     private provider?: k8s.Provider;
 
     constructor(
@@ -72,6 +74,7 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.masters[0]));
         const first = args.masters[0];
         const access = pulumi.all([first.address, first.sshAddress, this.endpoint]).apply(([address, sshAddress, endpoint]) => apiAccessEndpoint(args.spec, { address, sshAddress }, endpoint));
+        this.apiAccessEndpoint = access;
         this.apiKubeconfig = pulumi.secret(pulumi.all([this.kubeconfig, access]).apply(([kubeconfig, endpoint]) => kubeconfigAt(kubeconfig, endpoint)));
         this.registerOutputs({ endpoint: this.endpoint, kubeconfig: this.kubeconfig });
     }

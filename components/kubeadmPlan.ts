@@ -100,3 +100,11 @@ export function kubeconfigAt(adminKubeconfig: string, endpoint: string): string 
     for (const c of doc.clusters) if (c.cluster) c.cluster.server = `https://${endpoint}`;
     return YAML.stringify(doc);
 }
+
+/** The cluster CA (PEM) of a kubeconfig kubeadm wrote: its first cluster's `certificate-authority-data`. */
+export function caCertificateOf(kubeconfig: string): string {
+    const doc = YAML.parse(kubeconfig) as { clusters?: { cluster?: Record<string, string> }[] } | null;
+    const data = doc?.clusters?.[0]?.cluster?.["certificate-authority-data"];
+    if (!data) throw new Error("the cluster's admin kubeconfig has no certificate-authority-data");
+    return Buffer.from(data, "base64").toString("utf8");
+}

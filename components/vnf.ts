@@ -2,13 +2,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { VnfSpec } from "../config/spec";
 import { ComputeApi } from "../providers/kubernetes/computeHost";
 import { KubernetesCluster } from "./cluster";
+import { CnfVnfcResource, ContainerizedVnf } from "./cnf";
 import { PrivateRegistry } from "./registry";
 import { VnfcResource } from "./vnfc";
 
 /** What a stack exports; the LCM service reads these as the VNF's resources. */
 export interface VnfOutputs {
     vnfKind: string;
-    vnfcResources: pulumi.Output<VnfcResource[]>;
+    vnfcResources: pulumi.Output<VnfcResource[] | CnfVnfcResource[]>;
     [key: string]: unknown;
 }
 
@@ -24,7 +25,12 @@ export function buildVnf(spec: VnfSpec, environment: VnfEnvironment = {}, opts?:
         const registry = new PrivateRegistry(spec.name, { spec }, opts);
         return { vnfKind: spec.kind, registryEndpoint: registry.endpoint, vnfcResources: registry.vnfcResources };
     }
+    if (spec.kind === "cnf") {
+        const cnf = new ContainerizedVnf(spec.name, { spec }, opts);
+        return { vnfKind: spec.kind, namespace: spec.namespace, createdNamespace: spec.createNamespace, vnfcResources: cnf.vnfcResources };
+    }
     const cluster = new KubernetesCluster(spec.name, { spec, compute: environment.compute }, opts);
+    const vim = cluster.vim;
     return {
         vnfKind: spec.kind,
         flavour: spec.flavour,
@@ -41,5 +47,10 @@ export function buildVnf(spec: VnfSpec, environment: VnfEnvironment = {}, opts?:
             [spec.workers.aspectId]: { count: spec.workers.count, min: spec.workers.minCount, max: spec.workers.maxCount },
         },
         vnfcResources: cluster.vnfcResources,
+        // The cluster as a Kubernetes VIM (what the LCM service registers under tacker.vimName) and its tenants'.
+        vim: vim && { endpoint: vim.access.endpoint, caCertificate: vim.access.caCertificate },
+        vimToken: vim?.access.token,
+        tenants: vim && Object.entries(vim.tenants).map(([name, t]) => ({ name, role: t.role, namespaces: t.namespaces })),
+        tenantTokens: vim && pulumi.secret(pulumi.all(Object.fromEntries(Object.entries(vim.tenants).map(([name, t]) => [name, t.token])))),
     };
 }

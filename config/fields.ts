@@ -133,3 +133,25 @@ export const imageReference = z
     .string()
     .max(255)
     .refine((v) => IMAGE_REFERENCE_RE.test(v), "must be repository:tag, e.g. library/nginx:1.27 (lower-case path, a tag of letters, digits, '_', '.', '-')");
+
+const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Whether a Kubernetes namespace (or ServiceAccount) name is valid: an RFC 1123 label (apimachinery IsDNS1123Label). */
+export function isDnsLabel(value: string): boolean {
+    return DNS_LABEL_RE.test(value);
+}
+
+/** Whether a Kubernetes object name is valid for most kinds: an RFC 1123 subdomain (IsDNS1123Subdomain). */
+export function isDnsSubdomain(value: string): boolean {
+    return value.length <= 253 && DNS_SUBDOMAIN_RE.test(value);
+}
+
+/** A Kubernetes namespace or ServiceAccount name. */
+export const kubernetesLabelName = z.string().refine(isDnsLabel, "must be a lowercase RFC 1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63");
+
+/** A Kubernetes API server URL: https, a host and an optional port; nothing else (it goes into a kubeconfig). */
+export const kubernetesApiUrl = z.string().refine((v) => {
+    const m = /^https:\/\/([^/?#]+)\/?$/.exec(v);
+    return !!m && parseEndpoint(m[1]) !== undefined;
+}, "must be the API server's https:// URL, such as https://10.10.0.35:6443");

@@ -10,8 +10,9 @@ import { isNoProxyEntry } from "./fields";
 import { Network, overlaps, parseCidr } from "./net";
 import { Placement, StackConfig } from "./schema";
 import {
-    ClusterSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, VnfSpec,
+    ClusterSpec, CnfSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, TenantSpec, VnfSpec,
 } from "./spec";
+import { planCnfObjects } from "./cnfManifests";
 import { ImageArchiveFormat, imageArchiveFormat } from "./imageArchive";
 import { MIB, ReadLimit, readRegularFile } from "./untrustedFile";
 
@@ -68,7 +69,8 @@ export function resolveVnf(config: StackConfig, options: ResolveOptions): Resolv
     const c = new Checker();
     const name = config.vnfName ?? sanitizeName(options.stackName);
     const files = new PackageFiles(config.packageDir, options.baseDir, c, options.requirePackageFiles ?? true);
-    const spec = config.vnfKind === "registry" ? resolveRegistry(config, name, files, c) : resolveCluster(config, name, files, c);
+    const resolvers = { cluster: resolveCluster, registry: resolveRegistry, cnf: resolveCnf };
+    const spec = resolvers[config.vnfKind](config, name, files, c, options);
     return c.problems.length ? { problems: c.problems, warnings: c.warnings } : { spec, problems: [], warnings: c.warnings };
 }
 
@@ -105,6 +107,7 @@ function resolveServer(config: StackConfig, field: string, p: Placement, c: Chec
 
 function resolveCluster(config: StackConfig, name: string, files: PackageFiles, c: Checker): ClusterSpec {
     if (config.registry) c.fail("registry", "only for vnfKind: registry");
+    if (config.cnf) c.fail("cnf", "only for vnfKind: cnf");
     const sshKey = config.ssh.privateKey !== undefined;
     const flavour = config.flavour;
     const defaults = FLAVOUR_DEFAULTS[flavour];
@@ -302,7 +305,59 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         privateRegistries,
         kubespray,
         externalLoadBalancer,
+        tenants: resolveTenants(config, c),
         ssh: config.ssh,
+        tacker: config.tacker,
+    };
+}
+
+/** Tenants need the cluster's API in this stack (kubeadm); each name once. */
+function resolveTenants(config: StackConfig, c: Checker): TenantSpec[] {
+    if (config.tenants.length && config.kubespray) c.fail("tenants", "are made through the kubeadm cluster's API; a kubespray cluster does not have one in this stack");
+    const seen = new Map<string, number>();
+    config.tenants.forEach((t, i) => {
+        if (seen.has(t.name)) c.fail(`tenants[${i}].name`, `duplicates tenants[${seen.get(t.name)}].name`);
+        seen.set(t.name, i);
+        if (t.role === "user" && t.namespaces.length === 0) c.fail(`tenants[${i}].namespaces`, "a user tenant acts in its namespaces only: name at least one");
+        const reserved = t.namespaces.find((n) => n.startsWith("kube-"));
+        if (reserved) c.fail(`tenants[${i}].namespaces`, `${reserved} is one of Kubernetes' own namespaces (kube-*); a tenant's namespaces are its own`);
+    });
+    return config.tenants;
+}
+
+/** Only the keys a CNF has; its manifests read from the package and planned by Tacker's rules. */
+function resolveCnf(config: StackConfig, name: string, files: PackageFiles, c: Checker, options: ResolveOptions): CnfSpec {
+    const vmKeys = ["storageServer", "kubespray", "externalLoadBalancer", "podAffinity", "proxy", "registry", "flavourChange", "network", "image", "flavor"] as const;
+    for (const key of vmKeys) if (config[key]) c.fail(key, "not for vnfKind: cnf (a CNF runs on a Kubernetes VIM, not on VMs of its own)");
+    if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
+    if (config.privateRegistries.length) c.fail("privateRegistries", "only for vnfKind: cluster");
+    if (config.tenants.length) c.fail("tenants", "only for vnfKind: cluster");
+    if (config.operate.vnfState === "STOPPED" || config.operate.drained) c.fail("operate", "a CNF is not stopped or drained; scale it or terminate it");
+    const cnf = config.cnf;
+    if (!cnf) {
+        c.fail("cnf", "vnfKind cnf needs the `cnf` settings");
+        return undefined as unknown as CnfSpec;
+    }
+    const manifests = cnf.manifests.flatMap((file, i) => {
+        const field = `cnf.manifests[${i}]`;
+        const read = files.read(field, file, KUBERNETES_MANIFEST);
+        return read.text === undefined ? [] : [{ field, file, text: read.text }];
+    });
+    const instanceId = cnf.instanceId ?? options.stackName;
+    const planned = planCnfObjects(manifests, { namespace: cnf.namespace, instanceId, replicas: cnf.replicas, restarts: cnf.restarts });
+    // Without the files (the converter without a package) there is nothing to plan from: only the files' problems count.
+    if (manifests.length === cnf.manifests.length) for (const p of planned.problems) c.fail(p.path, p.message);
+    if (cnf.vim.caCertificate === undefined) c.warn("cnf.vim.caCertificate", "not given: the API server's certificate is not checked (Tacker's verify_ssl False)");
+    else if (checkPemCertificate(cnf.vim.caCertificate)) c.fail("cnf.vim.caCertificate", "not a PEM certificate");
+    return {
+        kind: "cnf",
+        name,
+        instanceId,
+        namespace: planned.namespace,
+        createNamespace: cnf.createNamespace,
+        objects: planned.objects,
+        workloads: planned.workloads,
+        vim: cnf.vim,
         tacker: config.tacker,
     };
 }
@@ -349,6 +404,8 @@ function resolvePortMove(move: StackConfig["workers"]["portMove"], count: number
 }
 
 function resolveRegistry(config: StackConfig, name: string, files: PackageFiles, c: Checker): RegistrySpec {
+    if (config.cnf) c.fail("cnf", "only for vnfKind: cnf");
+    if (config.tenants.length) c.fail("tenants", "only for vnfKind: cluster");
     const clusterOnly = ["storageServer", "kubespray", "externalLoadBalancer", "podAffinity", "proxy"] as const;
     for (const key of clusterOnly) if (config[key]) c.fail(key, "only for vnfKind: cluster");
     if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
@@ -468,6 +525,8 @@ interface PackageFileKind {
 }
 
 const PV_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPersistentVolumeManifest };
+/** A CNF's manifest: its documents are checked when the objects are planned (cnfManifests.ts). */
+const KUBERNETES_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: () => undefined };
 const CA_CERTIFICATE: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemCertificate };
 const PRIVATE_KEY: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemPrivateKey };
 /** An image archive runs to gigabytes: only its first tar header (512 bytes) is read here. */

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import {
-    cidr, endpoint, hostOrIp, identifier, imageReference, ipAddress, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
+    cidr, endpoint, hostOrIp, identifier, imageReference, ipAddress, kubernetesApiUrl, kubernetesLabelName, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
 } from "./fields";
 
 /** Where one VM goes and how it is reached. Fields left out fall back to the top-level `image`, `flavor`, `network`. */
@@ -362,6 +362,54 @@ export const RegistryVnfSchema = z
     })
     .strict();
 
+/**
+ * A user of the cluster: a ServiceAccount with its own token, registered as its own Kubernetes VIM. An admin is
+ * bound to the ClusterRole cluster-admin; a user gets a Role (everything in the namespace) and its RoleBinding in
+ * each of its namespaces, so its token acts there only.
+ */
+export const TenantSchema = z
+    .object({
+        /** The tenant's name: its ServiceAccount is `k8s-vnf-tenant-<name>` in kube-system. */
+        name: kubernetesLabelName.refine((v) => v.length <= 48, "must be at most 48 characters (it is part of the ServiceAccount name)"),
+        /** Namespaces the cluster creates for the tenant (a user's are the only ones its token acts in). */
+        namespaces: z.array(kubernetesLabelName).default([]),
+        /** admin: cluster-wide (ClusterRoleBinding to cluster-admin); user: its namespaces only (Role and RoleBinding). */
+        role: z.enum(["admin", "user"]).default("user"),
+    })
+    .strict();
+
+/** A Kubernetes VIM: what a CNF stack reaches its cluster with. */
+export const KubernetesVimSchema = z
+    .object({
+        /** The API server's URL (the cluster's `vim.endpoint` output). */
+        endpoint: kubernetesApiUrl,
+        /** The cluster CA (PEM) the API server's certificate is checked against. */
+        caCertificate: z.string().min(1).optional(),
+        /** A ServiceAccount's bearer token (secret): the cluster's `vim.token` output or a tenant's. */
+        token: secretText,
+    })
+    .strict();
+
+/** A CNF: the Kubernetes objects of a VNF package's manifests, in one namespace of a Kubernetes VIM. */
+export const CnfSchema = z
+    .object({
+        /** The manifests in the package (Tacker `lcm-kubernetes-def-files`), created in this order. */
+        manifests: z.array(packagePath).min(1, "name at least one manifest"),
+        /** Every namespaced object goes here (Tacker `additionalParams.namespace`); left out: the manifests' own, else `default`. */
+        namespace: kubernetesLabelName.optional(),
+        /** Whether this CNF creates its namespace (and deletes it on terminate). */
+        createNamespace: z.boolean().default(false),
+        /** The value of the `tacker_vnf_instance_id` label on every object; default: the stack name. */
+        instanceId: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/, "must be a Kubernetes label value (letters, digits, '-', '_', '.'; at most 63)").optional(),
+        /** Replicas per workload name (Deployment, StatefulSet, ReplicaSet): what a scale sets. */
+        replicas: z.record(z.string(), z.number().int("must be a whole number").min(0, "must be 0 or more")).default({}),
+        /** A restart mark per workload name: a new value restarts its pods (a heal), as `kubectl rollout restart` does. */
+        restarts: z.record(z.string(), z.string().max(63)).default({}),
+        /** The Kubernetes VIM the CNF runs on. */
+        vim: KubernetesVimSchema,
+    })
+    .strict();
+
 export const TackerSchema = z
     .object({
         /** VIM name to register the cluster under (Tacker `vim_name`). */
@@ -376,8 +424,8 @@ export const TackerSchema = z
 /** Every `k8s-vnf:` stack config key. */
 export const StackConfigSchema = z
     .object({
-        /** What this stack deploys: a Kubernetes cluster or a private registry. */
-        vnfKind: z.enum(["cluster", "registry"]).default("cluster"),
+        /** What this stack deploys: a Kubernetes cluster, a private registry, or a CNF on a Kubernetes VIM. */
+        vnfKind: z.enum(["cluster", "registry", "cnf"]).default("cluster"),
         /** Tacker deployment flavour: simple (1 master), complex (HA), podaffinity (HA + anti-affinity). */
         flavour: z.enum(["simple", "complex", "podaffinity"]).default("simple"),
         /** Prefix of the VM names; default: the stack name. */
@@ -407,6 +455,8 @@ export const StackConfigSchema = z
         kubespray: KubesprayAnsibleSchema.optional(),
         externalLoadBalancer: ExternalLoadBalancerSchema.optional(),
         registry: RegistryVnfSchema.optional(),
+        tenants: z.array(TenantSchema).default([]),
+        cnf: CnfSchema.optional(),
         tacker: TackerSchema.prefault({}),
     })
     .strict();

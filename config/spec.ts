@@ -3,6 +3,7 @@
  * (image, flavor, network) filled in, CIDRs normalized. Produced only from a configuration that passed
  * all checks, so components never re-validate.
  */
+import type { CnfWorkload, PlannedObject } from "./cnfManifests";
 
 /** How one VM is created and logged into. */
 export interface ServerSpec {
@@ -158,7 +159,29 @@ export interface ClusterSpec {
     privateRegistries: PrivateRegistryConnectionSpec[];
     kubespray?: KubesprayAnsibleSpec;
     externalLoadBalancer?: ExternalLoadBalancerSpec;
+    /** Users of the cluster, each with a ServiceAccount and token of its own (an admin, or a user of its namespaces). */
+    tenants: TenantSpec[];
     ssh: SshSpec;
+    tacker: TackerSpec;
+}
+
+export interface TenantSpec {
+    name: string;
+    namespaces: string[];
+    role: "admin" | "user";
+}
+
+/** A CNF: the objects of its manifests, planned (namespace, labels, replicas, restarts), on a Kubernetes VIM. */
+export interface CnfSpec {
+    kind: "cnf";
+    name: string;
+    instanceId: string;
+    namespace: string;
+    /** Whether the CNF creates its namespace (and deletes it when destroyed). */
+    createNamespace: boolean;
+    objects: PlannedObject[];
+    workloads: CnfWorkload[];
+    vim: { endpoint: string; caCertificate?: string; token: string };
     tacker: TackerSpec;
 }
 
@@ -183,7 +206,7 @@ export interface RegistrySpec {
     operate: OperateSpec;
 }
 
-export type VnfSpec = ClusterSpec | RegistrySpec;
+export type VnfSpec = ClusterSpec | RegistrySpec | CnfSpec;
 
 /** A problem found in the configuration; `path` is the field as the user wrote it. */
 export interface ConfigProblem {

@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
+import * as pulumi from "@pulumi/pulumi";
 import { configFromPulumiMap, parseVnfConfig } from "../config/load";
 import { buildVnf } from "../components/vnf";
-import { ComputedOutputs, Graph, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, settled, withSecrets } from "./support/program";
+import { ComputedOutputs, Graph, INIT_OUTPUTS, installMocks, PROJECT_DIR, readStackConfig, recordingTransformation, resolveOutputs, runProgram, settled, withSecrets } from "./support/program";
 
 const T = {
     instance: "openstack:compute/instance:Instance",
@@ -45,19 +46,21 @@ const PASSWORDS: Record<string, Record<string, Record<string, unknown>>> = {
     registry: { registry: { password: "r-pw", tls: { privateKey: "-----BEGIN PRIVATE KEY-----\nregistry-key-not-in-clear\n-----END PRIVATE KEY-----\n" }, users: [{ password: "u01-pw" }] } },
     "registry-client": { masters: { password: "m-pw" }, workers: { password: "w-pw" }, privateRegistries: [{}, { password: "reg-pw" }] as any },
     kubespray: { masters: { password: "m-pw" }, workers: { password: "w-pw" }, kubespray: { password: "a-pw" }, externalLoadBalancer: { password: "lb-pw" } },
+    cnf: { cnf: { vim: { token: "vim-token-not-in-clear" } } },
 };
 
 /** Builds an example stack's components with a recording transformation, as `pulumi up` would register them. */
-async function build(stack: string, change?: (raw: Record<string, any>) => void, computed?: ComputedOutputs): Promise<{ graph: Graph; outputs: any }> {
+async function build(stack: string, change?: (raw: Record<string, any>) => void, computed?: ComputedOutputs): Promise<{ graph: Graph; outputs: any; exported: Record<string, unknown> }> {
     const { config } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
     const { raw } = configFromPulumiMap(config);
     change?.(raw);
     const { spec } = parseVnfConfig(raw, { stackName: stack, baseDir: PROJECT_DIR });
     const graph = new Graph();
     await installMocks(graph, stack, computed);
-    const outputs = await resolveOutputs(buildVnf(spec, { compute: OPENSTACK_API }, { transformations: [recordingTransformation(graph)] }));
+    const exported = buildVnf(spec, { compute: OPENSTACK_API }, { transformations: [recordingTransformation(graph)] });
+    const outputs = await resolveOutputs(exported);
     await settled(graph);
-    return { graph, outputs };
+    return { graph, outputs, exported };
 }
 
 const isSecret = (v: any) => v && typeof v === "object" && v["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270";
@@ -75,6 +78,10 @@ describe("resource graphs of the example stacks", () => {
             const { config, secretKeys } = withSecrets(readStackConfig(stack), PASSWORDS[stack]);
             const graph = new Graph();
             const outputs = (await runProgram(stack, { ...config, ...OPENSTACK_CONFIG }, [...secretKeys, "openstack:password"], graph)) as any;
+            if (stack === "cnf") {
+                assert.ok(outputs.vnfcResources.length >= 1 && graph.count(T.instance) === 0, "a CNF has no VMs, its VNFCs are its workloads' pods");
+                continue;
+            }
             assert.ok(graph.count(T.instance) >= 1, stack);
             assert.equal(outputs.vnfcResources.length, graph.count(T.instance) - (stack === "kubespray" ? 1 : 0), `${stack}: one VNFC per VM (the Ansible server is not part of the VNF)`);
             for (const vnfc of outputs.vnfcResources) assert.ok(vnfc.id && vnfc.serverId && vnfc.portId && vnfc.address, JSON.stringify(vnfc));
@@ -373,7 +380,7 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
 
     it("the pod network is a step of its own after the init, on the masters' logins (secret); workers join after it", async () => {
         const caCertHash = `sha256:${"cd".repeat(32)}`;
-        const { graph } = await build("complex", undefined, { [T.init]: { caCertHash, kubeconfig: "k", joinToken: "abcdef.0123456789abcdef" } });
+        const { graph } = await build("complex", undefined, { [T.init]: { ...INIT_OUTPUTS, caCertHash } });
         assert.equal(graph.count(T.podNetwork), 1);
         const network = graph.named("complex-kubeadm-pod-network");
         assert.match(network.inputs.cniManifest, /^https:\/\/\S+\/calico\.yaml$/);
@@ -388,11 +395,11 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
 
     it("values a step computes reach its dependents and the stack outputs (the SDK makes Outputs only for registered keys)", async () => {
         const caCertHash = `sha256:${"ab".repeat(32)}`;
-        const { graph, outputs } = await build("complex", undefined, { [T.init]: { caCertHash, kubeconfig: "kubeconfig-text", joinToken: "abcdef.0123456789abcdef" } });
+        const { graph, outputs } = await build("complex", undefined, { [T.init]: { ...INIT_OUTPUTS, caCertHash } });
         const members = [...graph.ofType(T.master), ...graph.ofType(T.worker)];
         assert.equal(members.length, 5);
         for (const m of members) assert.equal(m.inputs.caCertHash?.value ?? m.inputs.caCertHash, caCertHash, m.name);
-        assert.equal(outputs.kubeconfig, "kubeconfig-text");
+        assert.equal(outputs.kubeconfig, INIT_OUTPUTS.kubeconfig);
     });
 
     it("memberships and labels go with the cluster (deletedWith its init): a destroy does not drain node by node", async () => {
@@ -578,5 +585,123 @@ describe("resource graphs: lifecycle findings (issue 9)", () => {
         for (const c of controlPlanes) assert.equal(c.connection.hostKeyFingerprint, "SHA256:current-key", c.name);
         assert.equal(init.inputs.connection.value.hostKeyFingerprint, undefined, "a key in the init's identity would make a healed master-0 replace the cluster");
         assert.equal(init.inputs.vmId, undefined);
+    });
+});
+
+describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF in a namespace (seed 003)", () => {
+    const K = {
+        serviceAccount: "kubernetes:core/v1:ServiceAccount",
+        secret: "kubernetes:core/v1:Secret",
+        namespace: "kubernetes:core/v1:Namespace",
+        clusterRoleBinding: "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        role: "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        roleBinding: "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+        deployment: "kubernetes:apps/v1:Deployment",
+        pod: "kubernetes:core/v1:Pod",
+    };
+    const tokenData = (token: string) => ({ data: { token: Buffer.from(token).toString("base64") } });
+
+    it("a kubeadm cluster gets a ServiceAccount bound to cluster-admin with an explicit token Secret; endpoint and CA plain, the token secret", async () => {
+        const { graph, outputs, exported } = await build("simple", (raw) => (raw.tenants = []), { [K.secret]: tokenData("vim-token-from-the-controller") });
+        const [account] = graph.ofType(K.serviceAccount);
+        assert.deepEqual(account.inputs.metadata, { name: "k8s-vnf-vim", namespace: "kube-system" });
+        const [secret] = graph.ofType(K.secret);
+        assert.equal(secret.inputs.type, "kubernetes.io/service-account-token", "Kubernetes >= 1.24 makes no token Secret by itself (KEP-2799)");
+        assert.deepEqual(secret.inputs.metadata.annotations, { "kubernetes.io/service-account.name": "k8s-vnf-vim" });
+        assert.deepEqual(dependencyNames(secret), ["simple-vim-account"], "the token Secret is made once its ServiceAccount exists");
+        const [binding] = graph.ofType(K.clusterRoleBinding);
+        assert.deepEqual(binding.inputs.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" });
+        assert.deepEqual(binding.inputs.subjects, [{ kind: "ServiceAccount", name: "k8s-vnf-vim", namespace: "kube-system" }]);
+        for (const r of [account, secret, binding]) {
+            assert.equal((r.opts.deletedWith as { constructor: { name: string } }).constructor.name, "KubeadmInit", `${r.name} goes with the cluster`);
+            assert.ok(r.opts.replacementTrigger, `${r.name}: a new cluster (entire heal) makes it again`);
+        }
+        assert.deepEqual(outputs.vim, { endpoint: "https://10.10.0.100:6443", caCertificate: "CA" }, "the CA from the admin kubeconfig kubeadm wrote");
+        assert.equal(outputs.vimToken, "vim-token-from-the-controller", "read from the Secret the token controller filled");
+        assert.ok(await pulumi.isSecret(exported.vimToken as pulumi.Output<string>), "the token is a secret output");
+        assert.ok(!(await pulumi.isSecret(exported.vim as pulumi.Output<string>)) && !(await pulumi.isSecret((exported.vim as any).caCertificate)), "endpoint and CA are not");
+        assert.deepEqual(outputs.tenants, []);
+    });
+
+    it("tenants: an admin is bound cluster-wide; a user gets a Role and RoleBinding in each of its namespaces only; each its own token", async () => {
+        const { graph, outputs, exported } = await build("simple", undefined, { [K.secret]: tokenData("a-token") });
+        assert.deepEqual(graph.ofType(K.namespace).map((n) => n.inputs.metadata.name).sort(), ["cnf-a", "cnf-a-test"]);
+        assert.deepEqual(graph.ofType(K.serviceAccount).map((a) => a.inputs.metadata.name).sort(), ["k8s-vnf-tenant-operator", "k8s-vnf-tenant-team-a", "k8s-vnf-vim"]);
+        assert.equal(graph.ofType(K.secret).length, 3, "one token Secret per account");
+        assert.deepEqual(graph.ofType(K.clusterRoleBinding).map((b) => b.inputs.subjects[0].name).sort(), ["k8s-vnf-tenant-operator", "k8s-vnf-vim"], "team-a is bound to nothing cluster-wide");
+        const roles = graph.ofType(K.role);
+        assert.deepEqual(roles.map((r) => r.inputs.metadata.namespace).sort(), ["cnf-a", "cnf-a-test"]);
+        for (const role of roles) assert.deepEqual(role.inputs.rules, [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }]);
+        const bindings = graph.ofType(K.roleBinding);
+        for (const b of bindings) {
+            assert.deepEqual(b.inputs.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "k8s-vnf-tenant-team-a" });
+            assert.deepEqual(b.inputs.subjects, [{ kind: "ServiceAccount", name: "k8s-vnf-tenant-team-a", namespace: "kube-system" }]);
+            assert.ok(dependencyNames(b).includes(`simple-vim-namespace-${b.inputs.metadata.namespace}`), `${dependencyNames(b)}: bound once its namespace exists`);
+        }
+        assert.deepEqual(outputs.tenants, [{ name: "operator", role: "admin", namespaces: [] }, { name: "team-a", role: "user", namespaces: ["cnf-a", "cnf-a-test"] }]);
+        assert.ok(await pulumi.isSecret(exported.tenantTokens as pulumi.Output<unknown>));
+        assert.deepEqual(outputs.tenantTokens, { operator: "a-token", "team-a": "a-token" });
+    });
+
+    it("tenants: bad values are refused naming the field; a kubespray cluster has no API in the stack to make them with", async () => {
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "Team_A", namespaces: ["ok"] }])), /tenants\[0\]\.name: must be a lowercase RFC 1123 label/);
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: [] }])), /tenants\[0\]\.namespaces: a user tenant acts in its namespaces only/);
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["x"] }, { name: "a", namespaces: ["y"] }])), /tenants\[1\]\.name: duplicates tenants\[0\]\.name/);
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["kube-system"] }])), /tenants\[0\]\.namespaces: kube-system is one of Kubernetes' own namespaces/);
+        await assert.rejects(build("kubespray", (raw) => (raw.tenants = [{ name: "a", role: "admin" }])), /tenants: are made through the kubeadm cluster's API/);
+    });
+
+    it("CNF: every object in the namespace, labelled with the instance; a provider from the VIM's endpoint, CA and token (secret); files in order", async () => {
+        const { graph, outputs } = await build("cnf", (raw) => (raw.cnf.instanceId = "8a3adb69-0784-43c7-833e-aab0b6ab4470"));
+        const [provider] = graph.ofType(T.k8sProvider);
+        assert.ok(isSecret(provider.inputs.kubeconfig), "the kubeconfig carries the token");
+        const kubeconfig = provider.inputs.kubeconfig.value as string;
+        assert.match(kubeconfig, /server: https:\/\/10\.10\.0\.35:6443/);
+        assert.match(kubeconfig, /token: vim-token-not-in-clear/);
+        assert.match(kubeconfig, /certificate-authority-data: /);
+        assert.equal(String(provider.inputs.deleteUnreachable), "true", "a CNF outliving its cluster still terminates");
+        const objects = graph.resources.filter((r) => r.type.startsWith("kubernetes:") && r.type !== "kubernetes:yaml:ConfigGroup");
+        assert.deepEqual(objects.map((o) => `${o.inputs.kind}/${o.inputs.metadata.name}`).sort(), ["Deployment/vdu1", "Pod/vdu2"]);
+        for (const o of objects) {
+            assert.equal(o.inputs.metadata.namespace, "cnf-a", o.name);
+            assert.equal(o.inputs.metadata.labels.tacker_vnf_instance_id, "8a3adb69-0784-43c7-833e-aab0b6ab4470", o.name);
+        }
+        const [deployment] = graph.ofType(K.deployment);
+        assert.equal(deployment.inputs.spec.replicas, 2, "replicas from cnf.replicas");
+        assert.equal(deployment.inputs.spec.template.metadata.labels.tacker_vnf_instance_id, "8a3adb69-0784-43c7-833e-aab0b6ab4470", "its pods carry the label too");
+        const [pod] = graph.ofType(K.pod);
+        assert.deepEqual(dependencyNames(pod), ["cnf-file-0"], "the second file's objects are created after the first's, as Tacker does");
+        assert.equal(graph.ofType(K.namespace).length, 0, "the namespace is not the CNF's own (createNamespace false)");
+        assert.deepEqual(outputs.vnfcResources.map((v: any) => [v.id, v.vduId, v.resourceId]), [
+            ["cnf-vdu1-0", "vdu1", "Deployment/vdu1"],
+            ["cnf-vdu1-1", "vdu1", "Deployment/vdu1"],
+            ["cnf-vdu2-0", "vdu2", "Pod/vdu2"],
+        ]);
+        assert.equal(outputs.namespace, "cnf-a");
+    });
+
+    it("CNF: a heal marks a workload's pod template as kubectl rollout restart does, and re-creates a bare Pod; a created namespace comes first", async () => {
+        const { graph } = await build("cnf", (raw) => {
+            raw.cnf.createNamespace = true;
+            raw.cnf.restarts = { vdu1: "2026-11-25T03:00:00Z", vdu2: "2026-11-25T03:00:00Z" };
+        });
+        const [deployment] = graph.ofType(K.deployment);
+        assert.equal(deployment.inputs.spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"], "2026-11-25T03:00:00Z");
+        const [pod] = graph.ofType(K.pod);
+        assert.equal(pod.opts.replacementTrigger, "2026-11-25T03:00:00Z");
+        assert.equal(deployment.opts.replacementTrigger, undefined, "a Deployment rolls its pods in place");
+        const [namespace] = graph.ofType(K.namespace);
+        assert.equal(namespace.inputs.metadata.name, "cnf-a");
+        assert.deepEqual(dependencyNames(deployment), ["cnf-namespace"]);
+    });
+
+    it("CNF: Tacker's namespace rules — the request's wins, else the manifests' own, several refused — and bad manifests are refused naming the field", async () => {
+        const { graph } = await build("cnf", (raw) => delete raw.cnf.namespace);
+        for (const o of graph.resources.filter((r) => r.type === K.deployment || r.type === K.pod)) assert.equal(o.inputs.metadata.namespace, "default");
+        await assert.rejects(build("cnf", (raw) => (raw.cnf.namespace = "namespaceA")), /cnf\.namespace: must be a lowercase RFC 1123 label/);
+        await assert.rejects(build("cnf", (raw) => (raw.cnf.replicas = { vdu2: 3 })), /cnf\.replicas\.vdu2: no Deployment, StatefulSet or ReplicaSet named vdu2/);
+        await assert.rejects(build("cnf", (raw) => (raw.cnf.manifests = ["Files/kubernetes/missing.yaml"])), /cnf\.manifests\[0\]: Files\/kubernetes\/missing\.yaml does not exist/);
+        await assert.rejects(build("cnf", (raw) => (raw.cnf.vim.endpoint = "http://10.10.0.35:6443")), /cnf\.vim\.endpoint: must be the API server's https:\/\/ URL/);
+        await assert.rejects(build("cnf", (raw) => (raw.image = "ubuntu")), /image: not for vnfKind: cnf/);
     });
 });

@@ -42,7 +42,7 @@ let addressCounter = 0;
 export type ComputedOutputs = Record<string, Record<string, unknown>>;
 
 /** What the kubeadm init step computes (an admin kubeconfig, the CA hash), as `kubeadm init` on the first master would. */
-const INIT_OUTPUTS = {
+export const INIT_OUTPUTS = {
     kubeconfig: "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority-data: Q0E=\n    server: https://10.10.0.100:6443\n  name: kubernetes\nusers:\n- name: kubernetes-admin\n  user:\n    client-key-data: S0VZ\n",
     joinToken: "abcdef.0123456789abcdef",
     caCertHash: `sha256:${"a".repeat(64)}`,
