@@ -17,7 +17,7 @@ export interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--public-url", "--packages"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--public-url", "--packages", "--tacker-nfvo"]);
 const FLAGS = new Set(["--allow-loopback-callbacks"]);
 
 export function parseArgs(argv: string[]): Args {

@@ -22,7 +22,7 @@ const USAGE = `usage:
   k8s-vnf config-reference [--project DIR]
       Print the configuration reference (Tacker parameter → config key).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--project DIR]
-                [--packages DIR] [--public-url URL] [--allow-loopback-callbacks]
+                [--packages DIR] [--public-url URL] [--allow-loopback-callbacks] [--tacker-nfvo URL]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
       notifications; default the address a request arrived at). Subscriptions never call link-local or
@@ -33,7 +33,10 @@ const USAGE = `usage:
       the project (--project, default this one) with the service's environment; its OpenStack credentials
       are its VIM's, or the service's OS_* variables for an instance without a registered VIM.
       --packages: VNF packages, one unpacked folder per vnfdId (DIR/<vnfdId>/Files/...); an instantiate
-      resolves the request's package files (PV manifests, CA certificates, image archives) in its instance's.`;
+      resolves the request's package files (PV manifests, CA certificates, image archives) in its instance's.
+      Each cluster it instantiates becomes a Kubernetes VIM (its tenants too), listed at /v1.0/vims (what
+      \`openstack vim list\` reads); with --tacker-nfvo URL they are registered in that Tacker NFVO as well
+      (POST /v1.0/vims, token in K8S_VNF_TACKER_NFVO_TOKEN). A CNF request names one of these VIMs.`;
 
 // Each command's module is loaded when it runs: `serve` starts without the configuration model and the
 // request converter, which it needs only with the first operation.

@@ -23,6 +23,8 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const publicUrl = args.options.get("--public-url");
     if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl)) throw new UsageError("--public-url: an http or https URL such as https://lcm.example:9890");
     const packages = args.options.get("--packages");
+    const nfvo = args.options.get("--tacker-nfvo");
+    if (nfvo !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(nfvo)) throw new UsageError("--tacker-nfvo: the Tacker NFVO API's http or https URL, such as http://tacker.example:9890");
     const service = await createService({
         dataDir,
         packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
@@ -33,6 +35,8 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
         env: io.env,
         publicUrl: publicUrl?.replace(/\/+$/, ""),
         allowLoopbackCallbacks: args.options.has("--allow-loopback-callbacks"),
+        // Its token is in the environment, never on a command line.
+        nfvo: nfvo === undefined ? undefined : { url: nfvo, token: io.env.K8S_VNF_TACKER_NFVO_TOKEN },
     });
     const address = await service.app.listen({ port, host: listen });
     io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);

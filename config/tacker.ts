@@ -9,6 +9,7 @@ import { findSecrets, LoadedVnf, parseVnfConfig, SecretLocation, zodProblems } f
 import { FLAVOUR_DEFAULTS } from "./resolve";
 import { ConfigError, ConfigProblem } from "./spec";
 import { fillIndices, isPlaceholder, setAt, TACKER_FIELDS, tackerPathOf, valuesAt } from "./tackerMap";
+import { CnfConvertOptions, convertCnfInstantiateRequest, isCnfInstantiateRequest } from "./tackerCnf";
 
 const K = "additionalParams.k8s_cluster_installation_param";
 const R = "additionalParams.private_registry_installation_param";
@@ -114,7 +115,7 @@ const InstantiateRequest = z
         instantiationLevelId: text.optional(),
         extVirtualLinks: z.array(z.object({ id: text.optional(), resourceId: text.min(1, "must be a network ID"), extCps: z.array(ExtCp) })).optional(),
         extManagedVirtualLinks: z.array(z.unknown()).optional(),
-        vimConnectionInfo: z.array(z.object({ id: text.optional(), vimId: text.optional(), vimType: text })).optional(),
+        vimConnectionInfo: z.array(z.object({ id: text.optional(), vimId: text.optional(), vimType: text, interfaceInfo: z.record(z.string(), z.unknown()).optional(), accessInfo: z.record(z.string(), z.unknown()).optional(), extra: z.unknown().optional() })).optional(),
         localizationLanguage: text.optional(),
         additionalParams: z
             .object({
@@ -160,11 +161,17 @@ const VNFD_DEFAULTS = {
 
 const OPENSTACK_VIM_TYPES = new Set(["openstack", "ETSINFV.OPENSTACK_KEYSTONE.V_2", "ETSINFV.OPENSTACK_KEYSTONE.V_3"]);
 
-export function convertInstantiateRequest(body: unknown, options: ConvertOptions): ConversionResult {
+export function convertInstantiateRequest(body: unknown, options: ConvertOptions | CnfConvertOptions): ConversionResult {
     const source = "InstantiateVnfRequest";
     const parsed = InstantiateRequest.safeParse(body);
     if (!parsed.success) throw new ConfigError(zodProblems(parsed.error), source);
     const req = parsed.data;
+    if (isCnfRequest(req)) {
+        if (!("vim" in options)) {
+            throw new ConfigError([{ path: "vimConnectionInfo", message: "this is a CNF for a Kubernetes VIM: convert it through the LCM service, which holds the VIM's credentials, or write the `cnf` stack config (docs/configuration.md)" }], source);
+        }
+        return convertCnfInstantiateRequest(req, options);
+    }
     const problems: ConfigProblem[] = [];
     const warnings: ConfigProblem[] = [];
     const ignored: ConfigProblem[] = [];
@@ -177,9 +184,7 @@ export function convertInstantiateRequest(body: unknown, options: ConvertOptions
             path: "additionalParams",
             message: cluster
                 ? "has both k8s_cluster_installation_param and private_registry_installation_param; a VNF is one or the other"
-                : isCnfRequest(req)
-                  ? "this is a CNF request for a Kubernetes VIM (lcm-kubernetes-def-files / namespace); k8s-vnf builds the clusters such CNFs run on, not the CNFs"
-                  : "needs k8s_cluster_installation_param (a Kubernetes cluster) or private_registry_installation_param (a registry VNF)",
+                : "needs k8s_cluster_installation_param (a Kubernetes cluster) or private_registry_installation_param (a registry VNF)",
         });
         throw new ConfigError(problems, source);
     }
@@ -322,7 +327,7 @@ function toTackerPath(p: ConfigProblem): ConfigProblem {
 }
 
 function isCnfRequest(req: InstantiateRequest): boolean {
-    return "lcm-kubernetes-def-files" in req.additionalParams || (req.vimConnectionInfo ?? []).some((v) => v.vimType === "kubernetes");
+    return !req.additionalParams.k8s_cluster_installation_param && !req.additionalParams.private_registry_installation_param && isCnfInstantiateRequest(req);
 }
 
 interface FoundNetwork {
@@ -362,6 +367,7 @@ export function namesPackageFiles(config: Record<string, unknown>): boolean {
     return (
         !!(config.persistentVolumes as unknown[] | undefined)?.length ||
         registries.some((r) => r.caCertificateFile) ||
-        !!(registry?.imageFile || registry?.preloadImages?.length || registry?.tls?.certificateFile || registry?.tls?.privateKeyFile)
+        !!(registry?.imageFile || registry?.preloadImages?.length || registry?.tls?.certificateFile || registry?.tls?.privateKeyFile) ||
+        !!(config.cnf as { manifests?: unknown[] } | undefined)?.manifests?.length
     );
 }

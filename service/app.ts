@@ -10,6 +10,7 @@ import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } 
 import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
+import { NfvoOptions, tackerVimView } from "./kubernetesVims";
 import { instanceLinks, Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
 import { Notifier } from "./notifications";
@@ -38,6 +39,8 @@ export interface ServiceOptions {
     delivery?: { attempts: number; firstPauseMs: number };
     /** The project directory (Pulumi.yaml); default: this package's. */
     projectDir?: string;
+    /** A Tacker NFVO to register the clusters' Kubernetes VIMs in too. */
+    nfvo?: NfvoOptions;
     /** VNF packages, one unpacked folder per vnfdId; without it, requests may name no package file. */
     packagesDir?: string;
     /** Items in one page of a list (SOL013 §5.4: further pages through `Link: <…>; rel="next"`); default 100. */
@@ -70,9 +73,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const variables = (keep: (name: string) => boolean) => Object.fromEntries(Object.entries(env).filter(([k, v]) => keep(k) && v !== undefined)) as Record<string, string>;
     // The CLI gets the service's environment but for OpenStack credentials (each operation passes its VIM's)
     // and the service's own API credentials.
-    const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_"));
+    const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_") && k !== "K8S_VNF_TACKER_NFVO_TOKEN");
     const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
-    const lifecycle = new Lifecycle(store, notifier, runner, { projectDir, packagesDir: options.packagesDir, maxParallel: options.maxParallel ?? 4, defaultVimEnv: variables((k) => k.startsWith("OS_")) });
+    const lifecycle = new Lifecycle(store, notifier, runner, {
+        projectDir,
+        packagesDir: options.packagesDir,
+        maxParallel: options.maxParallel ?? 4,
+        defaultVimEnv: variables((k) => k.startsWith("OS_")),
+        nfvo: options.nfvo,
+    });
     await lifecycle.recover();
     const app = Fastify({
         logger: false,
@@ -255,6 +264,22 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         if (!vim) throw notFound("VIM", request.params.id);
         return visible(vim);
     });
+
+    // Tacker's NFVO VIM API, read only (what `openstack vim list` and `vim show` call): the VIMs this service
+    // holds, its clusters' Kubernetes VIMs among them, never their credentials.
+    const tackerVims = async (request: FastifyRequest) => {
+        const query = request.query as Record<string, string | undefined>;
+        const vims = store.list("vims").filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
+        return { vims: vims.map(tackerVimView) };
+    };
+    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => {
+        const vim = store.get("vims", request.params.id.replace(/\.json$/, ""));
+        if (!vim) throw notFound("VIM", request.params.id);
+        return { vim: tackerVimView(vim) };
+    };
+    app.get("/v1.0/vims", tackerVims);
+    app.get("/v1.0/vims.json", tackerVims);
+    app.get<{ Params: { id: string } }>("/v1.0/vims/:id", tackerVim);
 
     app.post(`${API_PREFIX}/subscriptions`, { schema: { body: SCHEMAS.subscriptionRequest } }, async (request, reply) => {
         const body = request.body as Body;

@@ -12,9 +12,11 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConfigError } from "../config/spec";
+import { CnfSpec, ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
+import { cnfScale, initialReplicas, planCnfHeal, planCnfScale, planCnfScaleToLevel, VnfdLookup } from "./cnfOperations";
 import { planExtConnChange } from "./extConn";
+import { BUILT_IN_NAMESPACES, KubernetesVims, NfvoOptions } from "./kubernetesVims";
 import { planFlavourChange } from "./flavourChange";
 import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
@@ -29,6 +31,8 @@ type Body = Record<string, any>;
 /** The configuration model and the request converter, loaded with the first operation, not at start. */
 const configModel = () => require("../config/load") as typeof import("../config/load");
 const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
+const cnfRequests = () => require("../config/tackerCnf") as typeof import("../config/tackerCnf");
+const vnfdReader = () => require("../config/vnfd") as typeof import("../config/vnfd");
 export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "CHANGE_EXT_CONN" | "CHANGE_FLAVOUR" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
@@ -44,6 +48,8 @@ export interface LifecycleOptions {
     maxParallel: number;
     /** OS_* variables used when a request names no registered VIM. */
     defaultVimEnv: Record<string, string>;
+    /** A Tacker NFVO the clusters' Kubernetes VIMs are registered in too. */
+    nfvo?: NfvoOptions;
 }
 
 /** What an occurrence will do, fixed when it is accepted. */
@@ -57,6 +63,8 @@ interface Plan {
     /** Seconds to wait before destroying (GRACEFUL terminate). */
     gracefulSeconds?: number;
     vimId?: string;
+    /** The Kubernetes VIM a CNF runs on. */
+    kubernetesVimId?: string;
     flavourId?: string;
 }
 
@@ -66,6 +74,7 @@ export class Lifecycle {
     private readonly running = new Map<string, AbortController>();
     private readonly waiting: (() => void)[] = [];
     private active = 0;
+    readonly kubernetesVims: KubernetesVims;
 
     constructor(
         private readonly store: Store,
@@ -74,6 +83,7 @@ export class Lifecycle {
         private readonly options: LifecycleOptions,
     ) {
         this.events.setMaxListeners(0);
+        this.kubernetesVims = new KubernetesVims(store, options.nfvo);
     }
 
     /**
@@ -214,12 +224,22 @@ export class Lifecycle {
             }
         };
         // An operation of several updates: each config checked, the config before kept for rollback.
+        const checked = (config: Record<string, unknown>, source: string) => (check(config, source), config);
         const staged = ({ stages, config }: { stages: Record<string, unknown>[]; config: Record<string, unknown> }, source: string): Plan => {
             for (const c of [...stages, config]) check(c, source);
             return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
         };
+        const cnf = current?.vnfKind === "cnf";
+        if (cnf && ["OPERATE", "CHANGE_EXT_CONN", "CHANGE_FLAVOUR"].includes(operation)) {
+            throw conflict(`VNF instance ${instance.id} is a CNF: it has no VMs to ${operation === "OPERATE" ? "start or stop" : operation === "CHANGE_EXT_CONN" ? "reconnect" : "change the flavour of"}; scale, heal or terminate it`);
+        }
+        const keep = { previousConfig: current, vimId: instance.__vimId as string | undefined, kubernetesVimId: instance.__kubernetesVimId as string | undefined };
         switch (operation) {
             case "INSTANTIATE": {
+                if (cnfRequests().isCnfInstantiateRequest(params)) return this.planCnfInstantiate(instance, params, check);
+                const vimName = KubernetesVims.nameOf(String(instance.id), { tacker: { vimName: params.additionalParams?.k8s_cluster_installation_param?.vim_name } });
+                const holder = this.kubernetesVims.nameTaken(vimName, String(instance.id));
+                if (holder) throw conflict(`additionalParams.k8s_cluster_installation_param.vim_name: a VIM named ${vimName} is registered already${holder.__clusterInstanceId ? ` (VNF instance ${holder.__clusterInstanceId})` : ""}`);
                 let converted;
                 const packageDir = this.packageOf(instance);
                 try {
@@ -243,6 +263,7 @@ export class Lifecycle {
                 return { config: converted.config, vimId, flavourId: params.flavourId };
             }
             case "SCALE": {
+                if (cnf) return { ...keep, config: checked(planCnfScale(current!, this.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale request") };
                 const workers = { ...((current?.workers as Body) ?? {}) };
                 const aspect = workers.aspectId ?? "worker_instance";
                 if (params.aspectId !== aspect) throw new ProblemError(400, `aspectId: this VNF scales ${aspect}, not ${params.aspectId}`);
@@ -257,6 +278,7 @@ export class Lifecycle {
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
             case "SCALE_TO_LEVEL": {
+                if (cnf) return { ...keep, config: checked(planCnfScaleToLevel(current!, this.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale_to_level request") };
                 // SOL003 §5.4.6: a target instantiation level or a scale level per aspect. This VNF has no
                 // instantiation levels (its counts are its stack config) and one scalable aspect, the workers,
                 // whose level is the workers above the minimum (scaleStatus).
@@ -277,6 +299,7 @@ export class Lifecycle {
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
             case "HEAL": {
+                if (cnf) return { ...keep, config: checked(planCnfHeal(current!, instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [], params, new Date().toISOString()), "heal request") };
                 const heal = { generation: 0, nodes: {}, ...((current?.heal as Body) ?? {}) };
                 const vnfcs: Body[] = instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [];
                 // The client sends a list; the seed's heal body has one id as a string.
@@ -320,7 +343,109 @@ export class Lifecycle {
                 return { ...plan, flavourId: String(plan.config!.flavour) };
             }
             case "TERMINATE":
+                if (cnf) this.assertNamespaceUnshared(instance);
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
+        }
+    }
+
+    /**
+     * A CNF's instantiation: the Kubernetes VIM its vimConnectionInfo names, the package's manifests planned
+     * into one namespace, each scalable VDU at its initial delta. The CNF creates its namespace (and deletes it
+     * when terminated) unless the namespace is one the cluster has (its own, its tenants') or another CNF's.
+     */
+    private planCnfInstantiate(instance: Body, params: Body, check: (config: Record<string, unknown>, source: string) => unknown): Plan {
+        const vim = this.kubernetesVimOf(params);
+        const packageDir = this.packageOf(instance);
+        if (!packageDir) {
+            const where = this.options.packagesDir ? `put the unpacked package in ${path.join(this.options.packagesDir, "<vnfdId>")}` : "start the service with --packages DIR, DIR/<vnfdId>/ holding the unpacked package";
+            throw new ProblemError(400, `additionalParams.lcm-kubernetes-def-files names files of the VNF package, and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: ${where}`);
+        }
+        const vnfd = this.vnfdOf(instance, params.flavourId);
+        let converted;
+        try {
+            converted = cnfRequests().convertCnfInstantiateRequest(params as never, {
+                baseDir: this.options.projectDir,
+                stackName: stackNameOf(String(instance.id)),
+                packageDir,
+                vim: { endpoint: vim.endpoint, ...(vim.caCertificate ? { caCertificate: vim.caCertificate } : {}), token: vim.token },
+                instanceId: String(instance.id),
+            });
+        } catch (e) {
+            if (e instanceof ConfigError) throw new ProblemError(400, e.message);
+            throw e;
+        }
+        const spec = converted.loaded.spec as CnfSpec;
+        const namespace = spec.namespace;
+        if (vim.tenantNamespaces && !vim.tenantNamespaces.includes(namespace)) {
+            throw new ProblemError(400, `additionalParams.namespace: VIM ${vim.name} is tenant ${vim.tenant}'s, which acts in ${vim.tenantNamespaces.join(", ")} only, not in ${namespace}`);
+        }
+        const sharing = this.cnfsIn(vim.endpoint, namespace, String(instance.id));
+        const createNamespace = !BUILT_IN_NAMESPACES.includes(namespace) && !(vim.namespaces ?? []).includes(namespace) && sharing.length === 0;
+        // Each scaled VDU the manifests hold starts at its initial delta.
+        const deployed = new Set(spec.workloads.map((w) => w.name));
+        const replicas = Object.fromEntries(Object.entries("problem" in vnfd ? {} : initialReplicas(vnfd)).filter(([name]) => deployed.has(name)));
+        const config = { ...converted.config, cnf: { ...(converted.config.cnf as Body), createNamespace, replicas } };
+        check(config, "instantiate request");
+        return { config, kubernetesVimId: vim.id, flavourId: params.flavourId };
+    }
+
+    /** The Kubernetes VIM of a CNF request: a registered one (by vimId) or one given inline (SOL003 interfaceInfo/accessInfo). */
+    private kubernetesVimOf(params: Body): { id?: string; name: string; endpoint: string; caCertificate?: string; token: string; namespaces?: string[]; tenant?: string; tenantNamespaces?: string[] } {
+        const all: Body[] = params.vimConnectionInfo ?? [];
+        const index = all.findIndex((v) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType)));
+        if (index < 0 || all.filter((v) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType))).length > 1) {
+            throw new ProblemError(400, "vimConnectionInfo: a CNF names one Kubernetes VIM (vimType kubernetes or ETSINFV.KUBERNETES.V_1): its vimId as `openstack vim list` shows it, or interfaceInfo.endpoint and accessInfo.bearer_token");
+        }
+        const entry = all[index];
+        if (entry.vimId !== undefined) {
+            const vim = this.store.get("vims", String(entry.vimId)) as Body | undefined;
+            if (!vim || vim.type !== "kubernetes") throw new ProblemError(400, `vimConnectionInfo[${index}].vimId: no Kubernetes VIM ${JSON.stringify(String(entry.vimId))} is registered with this service; \`openstack vim list\` shows the VIMs of its clusters`);
+            const tenant = vim.role === "user" ? { tenant: vim.tenant, tenantNamespaces: vim.namespaces } : {};
+            return { id: String(vim.id), name: String(vim.name), endpoint: String(vim.authUrl), caCertificate: vim.caCertificate, token: String(vim.__token), namespaces: vim.namespaces, ...tenant };
+        }
+        const endpoint = entry.interfaceInfo?.endpoint;
+        const token = entry.accessInfo?.bearer_token;
+        if (typeof endpoint !== "string" || typeof token !== "string") {
+            throw new ProblemError(400, `vimConnectionInfo[${index}]: give the vimId of a registered Kubernetes VIM, or interfaceInfo.endpoint and accessInfo.bearer_token`);
+        }
+        return { name: endpoint, endpoint, caCertificate: entry.interfaceInfo?.ssl_ca_cert, token };
+    }
+
+    /**
+     * The VNFD of an instance's package for its flavour, or why there is none; with `deployed` (the workloads
+     * the CNF runs), only the aspects whose every VDU is one of them.
+     */
+    private vnfdOf(instance: Body, flavourId: string | undefined = instance.instantiatedVnfInfo?.flavourId, deployed?: Set<string>): VnfdLookup {
+        const dir = this.packageOf(instance);
+        if (!dir) return { problem: `this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}, whose VNFD says how the CNF scales` };
+        let vnfd;
+        try {
+            vnfd = vnfdReader().readCnfVnfd(dir, flavourId);
+        } catch (e) {
+            if (e instanceof ConfigError) return { problem: e.message };
+            throw e;
+        }
+        if (!vnfd) return { problem: "the VNF package has no VNFD (Definitions/), which says how the CNF scales" };
+        if (!deployed) return vnfd;
+        const nameOf = (vduId: string) => vnfd.vdus.find((v) => v.vduId === vduId)?.name ?? vduId;
+        return { ...vnfd, aspects: vnfd.aspects.filter((a) => a.deltas.every((d) => deployed.has(nameOf(d.vduId)))) };
+    }
+
+    /** Other instantiated CNFs in a namespace of a cluster. */
+    private cnfsIn(endpoint: string, namespace: string, except: string): Body[] {
+        return this.store.list("vnf_instances").filter((i) => {
+            const cnf = (i.__stackConfig as Body | undefined)?.cnf;
+            return i.id !== except && i.instantiationState === "INSTANTIATED" && cnf?.vim?.endpoint === endpoint && (i.metadata as Body | undefined)?.namespace === namespace;
+        });
+    }
+
+    /** A CNF that created its namespace deletes it with itself: not while other CNFs run there. */
+    private assertNamespaceUnshared(instance: Body): void {
+        const cnf = (instance.__stackConfig as Body).cnf;
+        if (!cnf.createNamespace) return;
+        const others = this.cnfsIn(cnf.vim.endpoint, String(instance.metadata?.namespace), String(instance.id));
+        if (others.length) {
+            throw conflict(`namespace ${instance.metadata?.namespace} was created by VNF instance ${instance.id} and goes with it, and VNF instance${others.length > 1 ? "s" : ""} ${others.map((o) => o.id).join(", ")} still run${others.length > 1 ? "" : "s"} in it: terminate ${others.length > 1 ? "them" : "it"} first`);
         }
     }
 
@@ -378,14 +503,20 @@ export class Lifecycle {
         const onProcess = (process: PulumiProcess | undefined) => this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), __pulumi: process } }]);
         const run = { env, onEvent, signal, onProcess };
         let outputs: Record<string, unknown> | undefined;
+        const instanceId = String(op.vnfInstanceId);
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
             await this.runner.destroy(stackName, run);
+            await this.kubernetesVims.unregister(instanceId);
         } else {
-            for (const { config, position } of updatesOf(plan, direction, Number(op.__stagesDone ?? 0))) {
+            let config: Record<string, unknown> | undefined;
+            for (const update of updatesOf(plan, direction, Number(op.__stagesDone ?? 0))) {
+                config = update.config;
                 outputs = await this.runner.up(stackName, config ?? {}, run);
-                this.recordStage(op, config, position);
+                this.recordStage(op, config, update.position);
             }
+            // A cluster's VIMs follow its outputs: a new cluster (entire heal) has a new CA and new tokens.
+            if (outputs) await this.kubernetesVims.register(instanceId, config, outputs);
         }
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
@@ -413,25 +544,36 @@ export class Lifecycle {
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
         const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
         const config = direction === "forward" ? plan.config : plan.previousConfig;
-        const scalable = Object.keys((outputs?.scale as Body | undefined) ?? {}).length > 0;
         const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
+        const cnf = config?.vnfKind === "cnf";
+        const vnfd = cnf ? this.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
+        const scale = vnfd ? cnfScale(config!, vnfd) : (outputs?.scale as Body | undefined);
+        // A CNF's VNFCs are named by workload in the stack; the VNFD says which VDU each workload is.
+        const vnfcResources = vnfd && !("problem" in vnfd) ? ((outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, vduId: vnfd.vdus.find((d) => d.name === v.vduId)?.vduId ?? v.vduId })) : outputs?.vnfcResources;
         const cluster = (config?.vnfKind ?? "cluster") === "cluster";
         const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", {
-            scalable,
+            scalable: Object.keys(scale ?? {}).length > 0,
+            operable: !cnf,
             portsMovable: cluster,
             flavourChangeable: cluster && (flavourId === "complex" || flavourId === "podaffinity"),
         });
+        const metadata = { ...((instance.metadata as Body) ?? {}) };
+        delete metadata.namespace;
+        const vimConnectionInfo = cnf ? cnfVimConnectionInfo(config!, plan.kubernetesVimId) : vimConnectionInfoOf(plan.vimId, this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant));
         const next: Body = terminated
-            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "vimConnectionInfo"]), instantiationState: "NOT_INSTANTIATED", _links: links }
+            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "__kubernetesVimId", "vimConnectionInfo"]), metadata, instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
                   ...instance,
                   instantiationState: "INSTANTIATED",
                   _links: links,
-                  instantiatedVnfInfo: instantiatedInfo(flavourId, vnfStateOf(config), outputs ?? {}, vimConnectionIdOf(plan.vimId)),
+                  // Seed 003: the CNF's namespace is part of the instance, for its scale, heal and terminate and in GET.
+                  ...(cnf ? { metadata: { ...metadata, namespace: outputs?.namespace ?? (instance.metadata as Body)?.namespace } } : {}),
+                  instantiatedVnfInfo: instantiatedInfo(flavourId, vnfStateOf(config), { ...(outputs ?? {}), scale, vnfcResources }, vimConnectionInfo[0].id),
                   __stackConfig: config,
-                  __scale: outputs?.scale,
+                  __scale: scale,
                   __vimId: plan.vimId,
-                  vimConnectionInfo: [{ id: vimConnectionIdOf(plan.vimId), ...(plan.vimId ? { vimId: plan.vimId } : {}), vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }],
+                  __kubernetesVimId: plan.kubernetesVimId,
+                  vimConnectionInfo,
               };
         this.store.put([{ table: "vnf_instances", id: String(instance.id), body: next }]);
         this.transition(this.find(String(op.id)), direction === "forward" ? "COMPLETED" : "ROLLED_BACK");
@@ -524,7 +666,7 @@ export function stackNameOf(instanceId: string): string {
  * A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it
  * scales; a port move and a flavour change between the HA flavours for clusters).
  */
-export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; portsMovable?: boolean; flavourChangeable?: boolean } = {}): Body {
+export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; operable?: boolean; portsMovable?: boolean; flavourChangeable?: boolean } = {}): Body {
     const self = instanceHref(baseUrl, instanceId);
     const tasks =
         state === "NOT_INSTANTIATED"
@@ -533,7 +675,7 @@ export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_I
                   terminate: "terminate",
                   ...(can.scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}),
                   heal: "heal",
-                  operate: "operate",
+                  ...(can.operable !== false ? { operate: "operate" } : {}),
                   ...(can.portsMovable ? { changeExtConn: "change_ext_conn" } : {}),
                   ...(can.flavourChangeable ? { changeFlavour: "change_flavour" } : {}),
               };
@@ -546,6 +688,25 @@ export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_I
  */
 function vimConnectionIdOf(vimId: string | undefined): string {
     return vimId ?? "default";
+}
+
+/** The workloads a CNF instance runs (its VNFCs' resources are `Kind/name`). */
+function deployedWorkloads(instance: Body): Set<string> {
+    return new Set(((instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Body[]).map((v) => String(v.computeResource?.resourceId).split("/")[1]));
+}
+
+/** A cluster's VIM connections: the OpenStack VIM it runs on, and the Kubernetes VIM it is (Tacker shows both). */
+function vimConnectionInfoOf(vimId: string | undefined, kubernetesVim: Body | undefined): Body[] {
+    return [
+        { id: vimConnectionIdOf(vimId), ...(vimId ? { vimId } : {}), vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" },
+        ...(kubernetesVim ? [{ id: `${kubernetesVim.id}-kubernetes`, vimId: kubernetesVim.id, vimType: "ETSINFV.KUBERNETES.V_1", interfaceInfo: { endpoint: kubernetesVim.authUrl } }] : []),
+    ];
+}
+
+/** A CNF's VIM connection: the Kubernetes VIM it runs on (registered, or given inline: no id to name). */
+function cnfVimConnectionInfo(config: Record<string, unknown>, kubernetesVimId: string | undefined): Body[] {
+    const vim = (config.cnf as Body).vim;
+    return [{ id: kubernetesVimId ?? "kubernetes", ...(kubernetesVimId ? { vimId: kubernetesVimId } : {}), vimType: "ETSINFV.KUBERNETES.V_1", interfaceInfo: { endpoint: vim.endpoint } }];
 }
 
 /** SOL003 VnfOperationalStateType of a stack config (`operate.vnfState`, STARTED when unset). */
@@ -561,12 +722,17 @@ function instantiatedInfo(flavourId: string | undefined, vnfState: "STARTED" | "
         vnfState,
         scaleStatus: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.count - s.min })),
         maxScaleLevels: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.max - s.min })),
-        vnfcResourceInfo: vnfcs.map((v) => ({
-            id: v.id,
-            vduId: v.vduId,
-            computeResource: { vimConnectionId, resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
-            vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
-        })),
+        vnfcResourceInfo: vnfcs.map((v) =>
+            v.resourceType
+                ? // A CNF's: a pod slot of a workload (its pods' names are the controller's, not the stack's).
+                  { id: v.id, vduId: v.vduId, computeResource: { vimConnectionId, resourceId: v.resourceId, vimLevelResourceType: v.resourceType } }
+                : {
+                      id: v.id,
+                      vduId: v.vduId,
+                      computeResource: { vimConnectionId, resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
+                      vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
+                  },
+        ),
     };
 }
 

@@ -121,9 +121,24 @@ describe("Tacker InstantiateVnfRequest conversion", () => {
         }
     });
 
-    it("the CNF request of seed 003 is refused with what it is", () => {
-        const error = refusal(request("cnf-namespace-instantiate.json"));
-        assert.match(error.message, /CNF request for a Kubernetes VIM/);
+    it("seed 003's CNF request converts as it is once the VIM is known: its manifests, namespaceA as Kubernetes spells it, the instance label", () => {
+        const vim = { endpoint: "https://10.10.0.35:6443", token: "vim-token-for-tests" };
+        const packageDir = path.join(PROJECT_DIR, "examples/cnf-package");
+        const result = convertInstantiateRequest(request("cnf-namespace-instantiate.json"), { baseDir: PROJECT_DIR, stackName: "vnf-x", packageDir, vim, instanceId: "inst-1", replicas: {} });
+        assert.equal(result.config.vnfKind, "cnf");
+        assert.deepEqual((result.config.cnf as any).manifests, ["Files/kubernetes/pod.yaml"]);
+        assert.equal((result.config.cnf as any).namespace, "namespacea");
+        assert.match(result.warnings.map((w) => `${w.path}: ${w.message}`).join("\n"), /additionalParams\.namespace: Kubernetes namespace names are lower case: namespaceA is namespace namespacea/);
+        const spec = result.loaded.spec as any;
+        assert.deepEqual(spec.objects.map((o: any) => [o.object.kind, o.object.metadata.namespace, o.object.metadata.labels.tacker_vnf_instance_id]), [["Pod", "namespacea", "inst-1"]]);
+        assert.deepEqual(result.secrets.map((s) => s.path), ["cnf.vim.token"], "the VIM's token is the one secret");
+        const bad = request("cnf-namespace-instantiate.json");
+        bad.additionalParams.namespace = "name space";
+        assert.throws(() => convertInstantiateRequest(bad, { baseDir: PROJECT_DIR, stackName: "vnf-x", packageDir, vim, instanceId: "i" }), /additionalParams\.namespace: "name space" is not a Kubernetes namespace name/);
+        bad.additionalParams.namespace = "ns";
+        bad.additionalParams["lcm-kubernetes-def-files"] = ["Files/kubernetes/none.yaml"];
+        assert.throws(() => convertInstantiateRequest(bad, { baseDir: PROJECT_DIR, stackName: "vnf-x", packageDir, vim, instanceId: "i" }), /additionalParams\.lcm-kubernetes-def-files\[0\]: Files\/kubernetes\/none\.yaml does not exist/);
+        assert.throws(() => convertInstantiateRequest(request("cnf-namespace-instantiate.json"), { baseDir: PROJECT_DIR, stackName: "vnf-x" }), /vimConnectionInfo: this is a CNF for a Kubernetes VIM: convert it through the LCM service/);
     });
 
     it("base config supplies what requests never carry (image, flavor) and the body wins elsewhere", () => {

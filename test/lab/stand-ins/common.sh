@@ -12,6 +12,14 @@
 #   $STATE/applied            manifests applied with kubectl apply
 #   $STATE/pvs/NAME/          a PersistentVolume: state (phase=, claim=, uid=), object.json (the Kubernetes
 #                             provider's stand-in in test/support/engine writes them)
+#   $STATE/objects/NS/RESOURCE/NAME.json
+#                             every other Kubernetes object, live as the API server holds it (metadata.uid,
+#                             resourceVersion, generation, spec, status); NS is the namespace, `_cluster` for
+#                             cluster-scoped kinds, RESOURCE the plural (pods, deployments, clusterrolebindings).
+#                             Written by the Kubernetes provider's stand-in and its controllers
+#                             (test/support/engine/kubernetes/), which also create the bootstrap namespaces and
+#                             RBAC roles on first use; they read nodes/ and labels/ to schedule pods
+#   $STATE/objects/.resourceVersion  the cluster's last resourceVersion (one counter, as etcd's revision)
 #   $STATE/drain-blocked/NAME a pod disruption budget that blocks draining NAME (test knob)
 #   $STATE/delay              seconds each `kubeadm init`/`join` takes (bench knob), default 0
 #   $STATE/calls              "HOST TOOL ARGS..." for every call

@@ -1,63 +1,94 @@
 /**
  * STAND-IN for the Kubernetes resource provider (pulumi-kubernetes v4.32.0, the source read for @pulumi/kubernetes
- * 4.34.2 whose provider code is unchanged there) and the API server behind it, for the kinds this project
- * registers (PersistentVolume). Objects go into the stand-in cluster state that the lab's kubeadm and kubectl
- * stand-ins keep (test/lab/stand-ins/common.sh): `$STATE/pvs/NAME/state` holds `phase=`, `claim=`, `uid=` lines
- * (what the kubectl stand-in lists), `$STATE/pvs/NAME/object.json` the object's metadata and spec.
+ * 4.34.2 whose provider code is unchanged there) and the API server, controllers, scheduler and kubelets behind it
+ * (./kubernetes/: each file cites what it stands in for). Objects go into the stand-in cluster state the lab's
+ * kubeadm and kubectl stand-ins keep (test/lab/stand-ins/common.sh): `objects/<namespace|_cluster>/<resource>/
+ * <name>.json`, PersistentVolumes under `pvs/` (kubernetes/persistentVolumes.ts).
  *
- * What follows the real provider:
- * - the cluster is the one the kubeconfig's current server names (a cluster state whose `endpoint=` it is);
- *   none: the client's "connection refused";
+ * What follows the real provider (provider/pkg/provider/provider.go, provider/pkg/await/await.go):
+ * - Configure: the cluster is the one the kubeconfig's current server names (a cluster state whose `endpoint=` it
+ *   is); a kubeconfig the client refuses, a server that refuses connections, a TLS failure or a 401 on the schema
+ *   fetch make the cluster "unreachable", and Create/Update/Read fail with "configured Kubernetes cluster is
+ *   unreachable: <reason>" (Configure's unreachableCluster, getResources);
  * - Check: a named object keeps its name, an unnamed one is autonamed `<urn name>-<hex>` with the annotation
  *   `pulumi.com/autonamed` (provider/pkg/metadata/naming.go);
- * - Diff: `.metadata.name` and every PV volume source (`.spec.nfs`, …) force a replacement, delete-first
- *   when the object is named and keeps its name (provider/pkg/provider/diff.go, provider.go Diff);
+ * - Diff: the forceNew fields of diff.go replace (kubernetes/diff.ts), delete-first when the object is named, not
+ *   autonamed, and keeps its name and namespace; a namespaced object without a namespace is in "default";
  * - DiffConfig: the provider is replaced when the kubeconfig's active cluster changes (provider.go 490-560);
- * - Create: the API server's validation (below), then the PV awaiter: done at phase Available or Bound,
- *   polled every 0.5 s for a fixed 5 minutes, "Timeout occurred polling for '<name>'" otherwise
- *   (provider/pkg/await/awaiters.go untilCoreV1PersistentVolumeInitialized, watcher.go);
- * - Delete: waits until the object is gone; a Bound PV keeps its `kubernetes.io/pv-protection` finalizer, and
- *   the delete fails after 10 minutes with "timed out waiting for the condition" (await.go, condition/deleted.go);
- *   a cluster that cannot be reached fails it, unless the provider says `deleteUnreachable`, when the object is
- *   taken as gone (provider.go Delete, clusterUnreachable).
- *
- * The API server's part: PersistentVolume validation as kubernetes pkg/apis/core/validation
- * (ValidatePersistentVolume: a DNS-1123 subdomain name, capacity.storage, accessModes, exactly one volume
- * source; ValidateNFSVolumeSource: server required, path required and absolute), AlreadyExists, the
- * pv-protection finalizer added on create (storageobjectinuseprotection admission). The PV controller's part:
- * a new PV with no claim becomes Available (pkg/controller/volume/persistentvolume/pv_controller.go syncVolume).
+ * - Create: a POST (server-side apply mode creates with Create unless upsertExistingObjects), retried on NotFound
+ *   (a namespace created in parallel) 5 times with waits of 1, 2, 4, 8, 16 and 32 s (provider/pkg/retry); AlreadyExists
+ *   with the provider's advice; then the kind's awaiter (kubernetes/awaiters.ts) while the controllers run
+ *   (kubernetes/controllers.ts); the id is `<namespace>/<name>` or `<name>` (fqObjName);
+ * - Update: a server-side apply of the new inputs, then the awaiter with the object before the update as lastOutputs;
+ * - Delete: foreground propagation (metadata.DeletionPropagation's default), then waiting until the object is gone
+ *   (10 minutes, "timed out waiting for the condition"); an object already gone is deleted; an unreachable
+ *   cluster fails it unless the provider says `deleteUnreachable`;
+ * - Read (refresh): the live object, undefined when it is gone.
+ * The provider's own errors name the resource's URN; the engine's calls do not pass it, so the stand-in names the
+ * object instead unless given one.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import * as YAML from "yaml";
-import { parseReport } from "../../../providers/kubernetes/scripts";
 import { Lab } from "../../lab/lab";
+import { ApiServer, bootstrap } from "./kubernetes/apiServer";
+import { activeConfig, authenticate, clientRefusal, isUnauthorized } from "./kubernetes/authn";
+import { AwaitState, awaiterFor } from "./kubernetes/awaiters";
+import { Controllers } from "./kubernetes/controllers";
+import { replacingChanges } from "./kubernetes/diff";
+import { invalid, isNotFound, StatusError } from "./kubernetes/errors";
+import { KindInfo, kindOfType } from "./kubernetes/kinds";
+import { applyPersistentVolume, createPersistentVolume, livePersistentVolume, persistentVolumePhase, PV_AWAIT_LIMIT_MS, removePersistentVolume } from "./kubernetes/persistentVolumes";
+import { kv, ObjectStore } from "./kubernetes/store";
+import { validate } from "./kubernetes/validation";
 import { containsUnknown, DiffAnswer, plain } from "./stepRules";
+
+export { listObjects } from "./kubernetes/store";
+
+/** The stand-in cluster state directory (under the lab's clusterState) whose control-plane endpoint is `host:port`. */
+export function clusterDirFor(clusterStateRoot: string, endpoint: string): string | undefined {
+    const states = fs.existsSync(clusterStateRoot) ? fs.readdirSync(clusterStateRoot).map((d) => path.join(clusterStateRoot, d)) : [];
+    return states.find((d) => fs.existsSync(path.join(d, "cluster")) && kv(path.join(d, "cluster")).endpoint === endpoint);
+}
 
 type Props = Record<string, any>;
 
 export const KUBERNETES_PROVIDER = "pulumi:providers:kubernetes";
-const PV = "kubernetes:core/v1:PersistentVolume";
-const AWAIT_LIMIT_MS = 5 * 60_000;
+
+export interface KubernetesTimings {
+    /** How often an awaiter looks (the real ones watch; polling faster only shortens the wait). */
+    pollMs: number;
+    /** The create retry's first wait (provider/pkg/retry SleepingRetry: 1 s, doubling). */
+    createRetryBaseMs: number;
+    /** How long Endpoints must stay unchanged before the Service awaiter calls them settled (service.go: 10 s). */
+    endpointsSettleMs: number;
+    /** How long the service-account-token Secret awaiter waits for its data (awaiters.go: 5 s). */
+    serviceAccountTokenWaitMs: number;
+}
+
+const REAL_TIMINGS: KubernetesTimings = { pollMs: 100, createRetryBaseMs: 1000, endpointsSettleMs: 10_000, serviceAccountTokenWaitMs: 5_000 };
 const DELETE_LIMIT_MS = 10 * 60_000;
-const POLL_MS = 500;
-const PV_SOURCES = ["awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc", "flexVolume", "flocker", "gcePersistentDisk", "glusterfs", "hostPath", "iscsi", "local", "nfs", "photonPersistentDisk", "portworxVolume", "quobyte", "rbd", "scaleIO", "storageos", "vsphereVolume"];
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const CREATE_RETRIES = 5;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
 
-/** The kubeconfig's current cluster (`getActiveClusterFromConfig`): what DiffConfig compares. */
-function activeCluster(kubeconfig: unknown): Props | undefined {
-    if (typeof kubeconfig !== "string" || kubeconfig === "") return undefined;
-    const doc = YAML.parse(kubeconfig) as Props;
-    const context = (doc.contexts ?? []).find((c: Props) => c.name === doc["current-context"])?.context;
-    const name = context?.cluster ?? doc.clusters?.[0]?.name;
-    return (doc.clusters ?? []).find((c: Props) => c.name === name)?.cluster;
+interface Connection {
+    store: ObjectStore;
+    api: ApiServer;
+    controllers: Controllers;
 }
 
+class Unreachable extends Error {}
+
 export class KubernetesStandIn {
-    constructor(private readonly lab: Lab) {}
+    readonly timings: KubernetesTimings;
+
+    constructor(
+        private readonly lab: Pick<Lab, "clusterState">,
+        timings: Partial<KubernetesTimings> = {},
+    ) {
+        this.timings = { ...REAL_TIMINGS, ...timings };
+    }
 
     // ---- the provider resource (CheckConfig, DiffConfig, Configure) ----------------------------------
 
@@ -67,15 +98,16 @@ export class KubernetesStandIn {
      */
     diffConfig(olds: Props, news: Props): DiffAnswer {
         const changed = Object.keys({ ...olds, ...news }).filter((k) => !same(olds[k], news[k]));
-        const oldCluster = activeCluster(plain(olds.kubeconfig));
-        const replace = containsUnknown(news.kubeconfig) || (oldCluster !== undefined && !same(oldCluster, activeCluster(plain(news.kubeconfig))));
+        const cluster = (k: unknown) => (typeof k === "string" && k !== "" ? activeConfig(k).cluster : undefined);
+        const oldCluster = cluster(plain(olds.kubeconfig));
+        const replace = containsUnknown(news.kubeconfig) || (oldCluster !== undefined && !same(oldCluster, cluster(plain(news.kubeconfig))));
         return { changes: changed.length ? "some" : "none", replaces: replace ? ["kubeconfig"] : [], deleteBeforeReplace: false };
     }
 
     // ---- objects ------------------------------------------------------------------------------------
 
     check(type: string, urn: string, inputs: Props): Props {
-        this.kind(type);
+        kindOfType(type);
         const metadata = { ...(plain(inputs.metadata) as Props) };
         if (!metadata.name && !metadata.generateName) {
             metadata.name = `${urn.split("::").pop()}-${randomBytes(4).toString("hex")}`;
@@ -86,143 +118,246 @@ export class KubernetesStandIn {
     }
 
     diff(type: string, olds: Props, news: Props): DiffAnswer {
-        this.kind(type);
-        const o = plain(olds) as Props;
-        const n = plain(news) as Props;
-        const replaces = [
-            ...(same(o.metadata?.name, n.metadata?.name) ? [] : ["metadata.name"]),
-            ...PV_SOURCES.filter((s) => !same(o.spec?.[s], n.spec?.[s])).map((s) => `spec.${s}`),
-        ];
-        const changed = !same({ metadata: o.metadata, spec: o.spec }, { metadata: n.metadata, spec: n.spec });
-        const named = !n.metadata?.annotations?.["pulumi.com/autonamed"];
-        return { changes: changed ? "some" : "none", replaces, deleteBeforeReplace: replaces.length > 0 && named && same(o.metadata?.name, n.metadata?.name) };
+        const kind = kindOfType(type);
+        const o = canonicalNamespace(kind, plain(olds) as Props);
+        const n = canonicalNamespace(kind, plain(news) as Props);
+        const replaces = replacingChanges(kind, o, n);
+        const changed = !same(o, n);
+        const named = !n.metadata?.annotations?.["pulumi.com/autonamed"] && !!n.metadata?.name;
+        const keepsIdentity = same(o.metadata?.name, n.metadata?.name) && same(o.metadata?.namespace, n.metadata?.namespace);
+        return { changes: changed ? "some" : "none", replaces, deleteBeforeReplace: replaces.length > 0 && named && keepsIdentity };
     }
 
-    async create(type: string, kubeconfig: string, inputs: Props): Promise<{ id: string; outputs: Props }> {
-        this.kind(type);
-        const dir = this.clusterOf(kubeconfig);
-        const pv = plain(inputs) as Props;
-        const name = String(pv.metadata?.name ?? "");
-        const invalid = validatePersistentVolume(pv);
-        if (invalid.length) throw new Error(`PersistentVolume "${name}" is invalid: ${invalid.join(", ")}`);
-        const files = pvFiles(dir, name);
-        if (fs.existsSync(files.state)) throw new Error(`persistentvolumes "${name}" already exists`);
-        fs.mkdirSync(files.dir, { recursive: true });
-        const metadata = { ...pv.metadata, uid: randomUUID(), creationTimestamp: new Date().toISOString(), finalizers: ["kubernetes.io/pv-protection"] };
-        writeAtomically(files.object, JSON.stringify({ metadata, spec: pv.spec }));
-        // The PV controller: an unclaimed volume is Available.
-        writeAtomically(files.state, `phase=${pv.spec?.claimRef ? "Pending" : "Available"}\nuid=${metadata.uid}\n`);
-        await this.awaitPhase(dir, name);
-        return { id: name, outputs: this.live(dir, name)! };
+    async create(type: string, kubeconfig: string, inputs: Props, urn?: string): Promise<{ id: string; outputs: Props }> {
+        const kind = kindOfType(type);
+        const object = canonicalNamespace(kind, withoutUndefined(plain(inputs)) as Props);
+        const c = this.reachable(kubeconfig, "create");
+        const label = urn ?? fqName(kind, object);
+        if (kind.kind === "PersistentVolume") return this.createPersistentVolume(c, kind, object, label);
+        let created: Props | undefined;
+        for (let attempt = 0; ; attempt++) {
+            try {
+                created = c.api.create(kind, object);
+                break;
+            } catch (e) {
+                if (isNotFound(e) && attempt < CREATE_RETRIES) {
+                    await sleep(this.timings.createRetryBaseMs * 2 ** attempt);
+                    continue;
+                }
+                if (isNotFound(e)) await sleep(this.timings.createRetryBaseMs * 2 ** attempt);
+                throw new Error(`resource "${label}" was not successfully created by the Kubernetes API server: ${describe(e)}`);
+            }
+        }
+        c.controllers.reconcile();
+        try {
+            const live = await this.awaitReady(c, kind, created, { startedAt: Date.now() });
+            return { id: fqName(kind, live), outputs: live };
+        } catch (e) {
+            throw new Error(`resource "${label}" was successfully created, but the Kubernetes API server reported that it failed to fully initialize or become live: ${describe(e)}`);
+        }
     }
 
     async update(type: string, kubeconfig: string, id: string, inputs: Props): Promise<Props> {
-        this.kind(type);
-        const dir = this.clusterOf(kubeconfig);
-        const files = pvFiles(dir, id);
-        if (!fs.existsSync(files.state)) throw new Error(`persistentvolumes "${id}" not found`);
-        const object = JSON.parse(fs.readFileSync(files.object, "utf8")) as Props;
-        const pv = plain(inputs) as Props;
-        writeAtomically(files.object, JSON.stringify({ metadata: { ...object.metadata, labels: pv.metadata?.labels, annotations: pv.metadata?.annotations }, spec: pv.spec }));
-        await this.awaitPhase(dir, id);
-        return this.live(dir, id)!;
+        const kind = kindOfType(type);
+        const object = canonicalNamespace(kind, withoutUndefined(plain(inputs)) as Props);
+        const c = this.reachable(kubeconfig, "update");
+        const { namespace, name } = parseId(kind, id);
+        if (kind.kind === "PersistentVolume") {
+            c.api.authorize("patch", kind, undefined, name);
+            const problems = validate(kind, { ...object, metadata: { ...object.metadata, name } });
+            if (problems.length) throw new Error(`update of resource "${id}" failed: ${invalid(kind, name, problems).message}`);
+            applyPersistentVolume(c.store.clusterDir, name, object);
+            await this.awaitPersistentVolume(c.store.clusterDir, name);
+            return livePersistentVolume(c.store.clusterDir, name)!;
+        }
+        let lastOutputs: Props;
+        let applied: Props;
+        try {
+            lastOutputs = c.api.get(kind, namespace, name);
+            applied = c.api.apply(kind, namespace, name, object);
+        } catch (e) {
+            throw new Error(`update of resource "${id}" failed: ${describe(e)}`);
+        }
+        c.controllers.reconcile();
+        try {
+            return await this.awaitReady(c, kind, applied, { startedAt: Date.now(), lastOutputs });
+        } catch (e) {
+            throw new Error(`the Kubernetes API server reported that "${id}" failed to fully initialize or become live: ${describe(e)}`);
+        }
     }
 
     async delete(type: string, provider: { kubeconfig: string; deleteUnreachable: boolean }, id: string): Promise<void> {
-        this.kind(type);
-        let dir: string;
+        const kind = kindOfType(type);
+        let c: Connection;
         try {
-            dir = this.clusterOf(provider.kubeconfig);
+            c = this.connect(provider.kubeconfig);
         } catch (e) {
-            if (!provider.deleteUnreachable) throw e;
-            console.log(`the Kubernetes cluster is unreachable and deleteUnreachable is set: ${id} is taken as deleted`);
+            if (!(e instanceof Unreachable)) throw e;
+            if (!provider.deleteUnreachable) {
+                throw new Error(`configured Kubernetes cluster is unreachable. If the cluster was deleted, you can remove this resource from Pulumi state by rerunning the operation with the PULUMI_K8S_DELETE_UNREACHABLE environment variable set to "true"`);
+            }
+            console.log(`configured Kubernetes cluster is unreachable and the \`deleteUnreachable\` option is enabled. Deleting the unreachable resource from Pulumi state: ${id}`);
             return;
         }
-        const files = pvFiles(dir, id);
-        const started = Date.now();
-        // The pv-protection finalizer holds a Bound volume until its claim is gone.
-        while (fs.existsSync(files.state) && kv(files.state).phase === "Bound") {
-            if (Date.now() - started > DELETE_LIMIT_MS) {
-                throw new Error(`finalizers might be preventing deletion (kubernetes.io/pv-protection): timed out waiting for the condition`);
-            }
-            await sleep(POLL_MS);
+        const { namespace, name } = parseId(kind, id);
+        if (kind.kind === "PersistentVolume") return this.deletePersistentVolume(c, kind, name);
+        try {
+            c.api.delete(kind, namespace, name);
+        } catch (e) {
+            if (isNotFound(e)) return; // nilIfGVKDeleted: gone already
+            throw new Error(describe(e));
         }
-        fs.rmSync(files.dir, { recursive: true, force: true });
+        const started = Date.now();
+        for (;;) {
+            c.controllers.reconcile();
+            const live = c.store.get(kind, namespace, name);
+            if (!live) return;
+            if (Date.now() - started > DELETE_LIMIT_MS) {
+                const finalizers = [...(live.metadata.finalizers ?? []), ...(live.spec?.finalizers ?? [])];
+                throw new Error(`${finalizers.length ? `finalizers might be preventing deletion (${finalizers.join(", ")}): ` : ""}timed out waiting for the condition`);
+            }
+            await sleep(this.timings.pollMs);
+        }
     }
 
     /** Refresh: the live object, or undefined when it is gone. */
     read(type: string, kubeconfig: string, id: string): Props | undefined {
-        this.kind(type);
-        return this.live(this.clusterOf(kubeconfig), id);
-    }
-
-    private async awaitPhase(dir: string, name: string): Promise<void> {
-        const started = Date.now();
-        for (;;) {
-            const phase = kv(pvFiles(dir, name).state).phase;
-            if (phase === "Available" || phase === "Bound") return;
-            if (Date.now() - started > AWAIT_LIMIT_MS) {
-                throw new Error(`the Kubernetes API server reported that it failed to fully initialize or become live: Timeout occurred polling for '${name}'`);
-            }
-            await sleep(POLL_MS);
+        const kind = kindOfType(type);
+        const c = this.reachable(kubeconfig, "read");
+        const { namespace, name } = parseId(kind, id);
+        if (kind.kind === "PersistentVolume") {
+            c.api.authorize("get", kind, undefined, name);
+            return livePersistentVolume(c.store.clusterDir, name);
+        }
+        c.controllers.reconcile();
+        try {
+            return c.api.get(kind, namespace, name);
+        } catch (e) {
+            if (isNotFound(e)) return undefined;
+            throw new Error(describe(e));
         }
     }
 
-    private live(dir: string, name: string): Props | undefined {
-        const files = pvFiles(dir, name);
-        if (!fs.existsSync(files.state)) return undefined;
-        const object = JSON.parse(fs.readFileSync(files.object, "utf8")) as Props;
-        const state = kv(files.state);
-        return { apiVersion: "v1", kind: "PersistentVolume", metadata: object.metadata, spec: { ...object.spec, ...(state.claim ? { claimRef: { namespace: state.claim.split("/")[0], name: state.claim.split("/")[1] } } : {}) }, status: { phase: state.phase } };
+    // ---- the cluster ------------------------------------------------------------------------------
+
+    /** Configure's view of the kubeconfig: the cluster, the client's checks, the user it authenticates as. */
+    private connect(kubeconfig: string): Connection {
+        const config = activeConfig(kubeconfig);
+        const hostPort = config.server.replace(/^https:\/\//, "").replace(/\/$/, "");
+        const schemaUrl = `${config.server.replace(/\/$/, "")}/openapi/v2?timeout=32s`;
+        const dir = clusterDirFor(this.lab.clusterState, hostPort);
+        if (!dir) throw new Unreachable(`unable to load schema information from the API server: Get "${schemaUrl}": dial tcp ${hostPort}: connect: connection refused`);
+        const store = new ObjectStore(dir);
+        const refusal = clientRefusal(config, store.caPem(), schemaUrl);
+        if (refusal?.startsWith("specifying") || refusal?.startsWith("client-cert-data")) {
+            throw new Unreachable(`unable to load Kubernetes client configuration from kubeconfig file. Make sure you have: \n\n \t • set up the provider as per https://www.pulumi.com/registry/packages/kubernetes/installation-configuration/ \n\n ${refusal}`);
+        }
+        if (refusal) throw new Unreachable(`unable to load schema information from the API server: ${refusal}`);
+        bootstrap(store);
+        try {
+            const user = authenticate(config, store);
+            return { store, api: new ApiServer(store, user), controllers: new Controllers(store) };
+        } catch (e) {
+            if (isUnauthorized(e)) throw new Unreachable(`unable to load schema information from the API server: ${describe(e)}`);
+            throw e;
+        }
     }
 
-    /** The stand-in cluster whose control-plane endpoint the kubeconfig's server is. */
-    private clusterOf(kubeconfig: string): string {
-        const server = String(activeCluster(kubeconfig)?.server ?? "");
-        const hostPort = server.replace(/^https:\/\//, "").replace(/\/$/, "");
-        const states = fs.existsSync(this.lab.clusterState) ? fs.readdirSync(this.lab.clusterState).map((d) => path.join(this.lab.clusterState, d)) : [];
-        const found = states.find((d) => fs.existsSync(path.join(d, "cluster")) && kv(path.join(d, "cluster")).endpoint === hostPort);
-        if (!found) throw new Error(`Get "${server}/api?timeout=32s": dial tcp ${hostPort}: connect: connection refused`);
-        return found;
+    private reachable(kubeconfig: string, operation: "create" | "update" | "read"): Connection {
+        try {
+            return this.connect(kubeconfig);
+        } catch (e) {
+            if (!(e instanceof Unreachable)) throw e;
+            if (operation === "read") throw new Error(`failed to read resource state due to unreachable cluster. If the cluster was deleted, you can remove this resource from Pulumi state by rerunning the operation with the PULUMI_K8S_DELETE_UNREACHABLE environment variable set to "true"`);
+            throw new Error(`configured Kubernetes cluster is unreachable: ${e.message}`);
+        }
     }
 
-    private kind(type: string): void {
-        if (type !== PV) throw new Error(`the test engine's Kubernetes stand-in registers PersistentVolumes only, not ${type}; extend test/support/engine/kubernetesStandIn.ts`);
+    private async awaitReady(c: Connection, kind: KindInfo, created: Props, state: AwaitState): Promise<Props> {
+        const awaiter = awaiterFor(created);
+        const { namespace, name } = created.metadata;
+        let live = created;
+        for (;;) {
+            c.controllers.reconcile();
+            live = c.store.get(kind, namespace, name) ?? live;
+            if (!awaiter || awaiter.ready(live, c.store, state, this.timings.endpointsSettleMs)) return live;
+            const timeoutMs = live.kind === "Secret" ? this.timings.serviceAccountTokenWaitMs : awaiter.timeoutMs;
+            if (Date.now() - state.startedAt > timeoutMs) {
+                if (awaiter.readyAtTimeout?.(live, c.store)) return live;
+                throw new Error(awaiter.timeoutError(live, c.store));
+            }
+            await sleep(this.timings.pollMs);
+        }
+    }
+
+    // ---- PersistentVolumes (their own layout) ----------------------------------------------------------
+
+    private async createPersistentVolume(c: Connection, kind: KindInfo, pv: Props, label: string): Promise<{ id: string; outputs: Props }> {
+        const name = String(pv.metadata?.name ?? "");
+        try {
+            c.api.authorize("create", kind, undefined, "");
+            const problems = validate(kind, pv);
+            if (problems.length) throw invalid(kind, name, problems);
+            createPersistentVolume(c.store.clusterDir, pv);
+        } catch (e) {
+            throw new Error(`resource "${label}" was not successfully created by the Kubernetes API server: ${describe(e)}`);
+        }
+        await this.awaitPersistentVolume(c.store.clusterDir, name);
+        return { id: name, outputs: livePersistentVolume(c.store.clusterDir, name)! };
+    }
+
+    private async awaitPersistentVolume(dir: string, name: string): Promise<void> {
+        const started = Date.now();
+        for (;;) {
+            const phase = persistentVolumePhase(dir, name);
+            if (phase === "Available" || phase === "Bound") return;
+            if (Date.now() - started > PV_AWAIT_LIMIT_MS) {
+                throw new Error(`the Kubernetes API server reported that it failed to fully initialize or become live: Timeout occurred polling for '${name}'`);
+            }
+            await sleep(this.timings.pollMs);
+        }
+    }
+
+    private async deletePersistentVolume(c: Connection, kind: KindInfo, name: string): Promise<void> {
+        c.api.authorize("delete", kind, undefined, name);
+        const started = Date.now();
+        // The pv-protection finalizer holds a Bound volume until its claim is gone.
+        while (persistentVolumePhase(c.store.clusterDir, name) === "Bound") {
+            if (Date.now() - started > DELETE_LIMIT_MS) {
+                throw new Error(`finalizers might be preventing deletion (kubernetes.io/pv-protection): timed out waiting for the condition`);
+            }
+            await sleep(this.timings.pollMs);
+        }
+        removePersistentVolume(c.store.clusterDir, name);
     }
 }
 
-/** The API server's checks of a PersistentVolume that this project's manifests can get wrong. */
-function validatePersistentVolume(pv: Props): string[] {
-    const problems: string[] = [];
-    const name = pv.metadata?.name;
-    if (typeof name !== "string" || name.length > 253 || !DNS_SUBDOMAIN.test(name)) problems.push(`metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`);
-    if (!pv.spec?.capacity?.storage) problems.push("spec.capacity: Required value");
-    if (!Array.isArray(pv.spec?.accessModes) || pv.spec.accessModes.length === 0) problems.push("spec.accessModes: Required value");
-    const sources = PV_SOURCES.filter((s) => pv.spec?.[s] !== undefined);
-    if (sources.length !== 1) problems.push(sources.length ? `spec.${sources[1]}: Forbidden: may not specify more than 1 volume type` : "spec: Required value: must specify a volume type");
-    const nfs = pv.spec?.nfs;
-    if (nfs) {
-        if (!nfs.server) problems.push("spec.nfs.server: Required value");
-        if (!nfs.path) problems.push("spec.nfs.path: Required value");
-        else if (!String(nfs.path).startsWith("/")) problems.push(`spec.nfs.path: Invalid value: "${nfs.path}": must be an absolute path`);
+/** A namespaced object without a namespace is in "default"; a cluster-scoped one has none (Diff, Create). */
+function canonicalNamespace(kind: KindInfo, object: Props): Props {
+    const { namespace: _dropped, ...metadata } = object.metadata ?? {};
+    return { ...object, metadata: kind.namespaced ? { ...metadata, namespace: object.metadata?.namespace || "default" } : metadata };
+}
+
+/** fqObjName: `<namespace>/<name>`, or `<name>` for a cluster-scoped object. */
+const fqName = (kind: KindInfo, o: Props) => (kind.namespaced ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata.name));
+
+function parseId(kind: KindInfo, id: string): { namespace?: string; name: string } {
+    if (!kind.namespaced) return { name: id };
+    const [namespace, name] = id.includes("/") ? id.split("/") : ["default", id];
+    return { namespace, name };
+}
+
+function withoutUndefined(v: unknown): unknown {
+    return JSON.parse(JSON.stringify(v ?? {}));
+}
+
+/** An API error's text; AlreadyExists with the provider's advice (await.go Creation). */
+function describe(e: unknown): string {
+    const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof StatusError && e.reason === "AlreadyExists") {
+        return `${message}\n\nThe resource already exists in the cluster. This can happen when:\n\n  - Renaming a Pulumi resource: use an alias to preserve the identity,\n    or use deleteBeforeReplace if the resource needs replacement.\n  - Managing an existing resource: use a Patch resource (e.g. NamespacePatch)\n    to manage specific fields without owning the resource lifecycle.\n  - Adopting a resource into Pulumi: use \`pulumi import\`. Note that\n    protected resources (e.g. kube-system) cannot be deleted on destroy.\n  - Intentional upsert: set upsertExistingObjects on the provider to allow\n    server-side apply to update existing objects on create.`;
     }
-    return problems;
-}
-
-function pvFiles(clusterDir: string, name: string) {
-    const dir = path.join(clusterDir, "pvs", name);
-    return { dir, state: path.join(dir, "state"), object: path.join(dir, "object.json") };
-}
-
-/** A stand-in state file's `key=value` lines ({} when it is gone), read as the node scripts' reports are. */
-function kv(file: string): Record<string, string> {
-    return fs.existsSync(file) ? parseReport(fs.readFileSync(file, "utf8")) : {};
-}
-
-function writeAtomically(file: string, content: string): void {
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, content);
-    fs.renameSync(tmp, file);
+    return message;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -53,6 +53,11 @@ export class ApiServer {
         this.rbac = new Rbac(store);
     }
 
+    /** The authorization filter alone, for kinds stored elsewhere (PersistentVolumes). */
+    authorize(verb: string, kind: KindInfo, namespace: string | undefined, name: string): void {
+        this.rbac.authorize({ user: this.user, verb, group: kind.group, resource: kind.resource, namespace: kind.namespaced ? String(namespace) : "", name }, kind);
+    }
+
     get(kind: KindInfo, namespace: string | undefined, name: string): Obj {
         this.rbac.authorize({ user: this.user, verb: "get", group: kind.group, resource: kind.resource, namespace: kind.namespaced ? String(namespace) : "", name }, kind);
         const found = this.store.get(kind, namespace, name);

@@ -55,7 +55,7 @@ export function clientRefusal(config: ActiveConfig, caPem: string, url: string):
     if (cluster["certificate-authority-data"]) {
         const pem = decode(cluster["certificate-authority-data"]);
         if (!pem.includes("-----BEGIN CERTIFICATE-----")) return "unable to load root certificates: unable to parse bytes as PEM block";
-        if (pem !== caPem) return `Get "${url}": tls: failed to verify certificate: x509: certificate signed by unknown authority`;
+        if (pem.trim() !== caPem.trim()) return `Get "${url}": tls: failed to verify certificate: x509: certificate signed by unknown authority`;
     } else if (!insecure) {
         return `Get "${url}": tls: failed to verify certificate: x509: certificate signed by unknown authority`;
     }
