@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { findSecrets } from "../../config/load";
 import { Lab } from "../lab/lab";
 import { destroy, EngineEventJson, refresh, RunResult, StackRun, up, UpOptions } from "./engine";
-import { plain } from "./engine/stepRules";
+import { isSecretValue, plain } from "./engine/stepRules";
 import { PROJECT_DIR } from "./program";
 
 export interface StepRecord {
@@ -87,6 +87,20 @@ export class LabStack {
     outputsOf(name: string): Record<string, any> {
         const r = this.state().find((s) => s.urn === this.urnOf(name))!;
         return plain(r.outputs) as Record<string, any>;
+    }
+
+    /** The stack's outputs, secrets unwrapped (`pulumi stack output --show-secrets`); {} before the first run. */
+    outputs(): Record<string, any> {
+        return plain(this.stackResource()?.outputs ?? {}) as Record<string, any>;
+    }
+
+    /** Whether the stack holds an output as a secret. */
+    isSecretOutput(key: string): boolean {
+        return isSecretValue(this.stackResource()?.outputs[key]);
+    }
+
+    private stackResource() {
+        return this.state().find((r) => r.type === "pulumi:pulumi:Stack");
     }
 
     private get stateFile(): string {
