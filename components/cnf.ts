@@ -5,6 +5,9 @@ import { INSTANCE_LABEL, KubernetesObject } from "../config/cnfManifests";
 import { CnfSpec } from "../config/spec";
 import { kubernetesSdk } from "./kubeadmCluster";
 
+/** A bare Pod's replacement trigger until its first heal. */
+const NOT_RESTARTED = "not restarted";
+
 export interface ContainerizedVnfArgs {
     /** The resolved CNF: its objects already in their namespace, labelled, with replicas and restart marks. */
     spec: CnfSpec;
@@ -58,7 +61,9 @@ export class ContainerizedVnf extends pulumi.ComponentResource {
                     transformations: [
                         (object: KubernetesObject, objectOpts: pulumi.CustomResourceOptions) => {
                             objectOpts.dependsOn = dependsOn;
-                            if (object.kind === "Pod" && restarts[object.metadata.name]) objectOpts.replacementTrigger = restarts[object.metadata.name];
+                            // Always a trigger: the engine takes a trigger's first value as no change (shouldTriggerReplace).
+                            // Delete-first: the new Pod has the old one's name, and the API refuses a second.
+                            if (object.kind === "Pod") Object.assign(objectOpts, { replacementTrigger: restarts[object.metadata.name] ?? NOT_RESTARTED, deleteBeforeReplace: true });
                         },
                     ],
                 },

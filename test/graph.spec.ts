@@ -672,6 +672,7 @@ describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF i
         const [pod] = graph.ofType(K.pod);
         assert.deepEqual(dependencyNames(pod), ["cnf-file-0"], "the second file's objects are created after the first's, as Tacker does");
         assert.equal(graph.ofType(K.namespace).length, 0, "the namespace is not the CNF's own (createNamespace false)");
+        assert.equal(pod.opts.replacementTrigger, "not restarted", "a trigger from the start: the engine takes a first value as no change");
         assert.deepEqual(outputs.vnfcResources.map((v: any) => [v.id, v.vduId, v.resourceId]), [
             ["cnf-vdu1-0", "vdu1", "Deployment/vdu1"],
             ["cnf-vdu1-1", "vdu1", "Deployment/vdu1"],
@@ -689,6 +690,7 @@ describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF i
         assert.equal(deployment.inputs.spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"], "2026-11-25T03:00:00Z");
         const [pod] = graph.ofType(K.pod);
         assert.equal(pod.opts.replacementTrigger, "2026-11-25T03:00:00Z");
+        assert.equal(pod.opts.deleteBeforeReplace, true, "the new Pod has the old one's name");
         assert.equal(deployment.opts.replacementTrigger, undefined, "a Deployment rolls its pods in place");
         const [namespace] = graph.ofType(K.namespace);
         assert.equal(namespace.inputs.metadata.name, "cnf-a");
