@@ -19,12 +19,15 @@ import { PROJECT_DIR } from "./support/program";
 const CA = "-----BEGIN CERTIFICATE-----\nstand-in CA for tests\n-----END CERTIFICATE-----\n";
 const CLUSTER_TOKEN = "cluster-token-never-shown";
 const TENANT_TOKEN = "tenant-token-never-shown";
+const HEALED_TOKEN = "cluster-token-after-heal";
 const CNF_VNFD = "cnf-vnfd-0003";
 const CLUSTER_VNFD = "cluster-vnfd";
 
 /** Answers each update with the outputs the program exports for that config. */
 class ProgramOutputsRunner implements StackRunner {
     readonly configs: Record<string, any>[] = [];
+    /** The token a new cluster's controller would put in the Secret (an entire heal makes a new cluster). */
+    nextToken: string | undefined;
     readonly destroyed: string[] = [];
     async up(stack: string, config: Record<string, any>, _options: RunOptions): Promise<Record<string, unknown>> {
         this.configs.push(structuredClone(config));
@@ -41,8 +44,8 @@ class ProgramOutputsRunner implements StackRunner {
             vnfKind: "cluster",
             vnfcResources: [],
             scale: { worker_instance: { count: 2, min: 2, max: 4 } },
-            vim: { endpoint: `https://10.10.0.${this.configs.length}:6443`, caCertificate: CA },
-            vimToken: CLUSTER_TOKEN,
+            vim: { endpoint: "https://10.10.0.1:6443", caCertificate: CA },
+            vimToken: this.nextToken ?? CLUSTER_TOKEN,
             tenants: tenants.map((t: any) => ({ name: t.name, role: t.role ?? "user", namespaces: t.namespaces ?? [] })),
             tenantTokens: Object.fromEntries(tenants.map((t: any) => [t.name, TENANT_TOKEN])),
         };
@@ -143,6 +146,18 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         }
     });
 
+    it("a heal of the entire cluster refreshes its VIM: the new token and CA here and in the NFVO, under the same ids", async () => {
+        const id = (await call("GET", "/v1.0/vims")).body.vims[0].id;
+        runner.nextToken = HEALED_TOKEN;
+        const op = await run(cluster, "heal", {});
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        const [vim] = (await call("GET", "/v1.0/vims")).body.vims;
+        assert.equal(vim.id, id, "the VIM keeps its id: CNFs name it");
+        const put = nfvo.received.at(-1)!;
+        assert.deepEqual([put.method, put.url], ["PUT", "/v1.0/vims/nfvo-1"]);
+        assert.deepEqual(put.body.vim.auth_cred, { bearer_token: HEALED_TOKEN, ssl_ca_cert: CA });
+    });
+
     it("a second cluster may not take a VIM name that is registered", async () => {
         const other = await create(CLUSTER_VNFD);
         const answer = await refused(other, "instantiate", clusterBody("kubernetes_vim"));
@@ -164,14 +179,14 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.equal(config.cnf.namespace, "namespacea");
         assert.equal(config.cnf.createNamespace, true, "no cluster namespace and no other CNF: this CNF owns it");
         assert.equal(config.cnf.instanceId, cnf);
-        assert.deepEqual(config.cnf.vim, { endpoint: "https://10.10.0.1:6443", caCertificate: CA, token: CLUSTER_TOKEN });
+        assert.deepEqual(config.cnf.vim, { endpoint: "https://10.10.0.1:6443", caCertificate: CA, token: HEALED_TOKEN }, "the VIM's token since the entire heal");
         assert.deepEqual(config.cnf.replicas, {}, "the pod's VDU is not scaled; the Deployment's is not in these manifests");
         const instance = (await call("GET", `/vnflcm/v1/vnf_instances/${cnf}`)).body;
         assert.equal(instance.metadata.namespace, "namespacea", "the namespace is shown in GET vnf_instances/{id}");
         assert.deepEqual(instance.vimConnectionInfo.map((v: any) => v.vimType), ["ETSINFV.KUBERNETES.V_1"]);
         assert.deepEqual(instance.instantiatedVnfInfo.scaleStatus, [], "no aspect of the VNFD scales what this CNF runs");
         assert.ok(!instance._links.operate && !instance._links.scale, "nothing to scale, no VMs to operate");
-        assert.ok(!JSON.stringify(instance).includes(CLUSTER_TOKEN));
+        assert.ok(!JSON.stringify(instance).includes(HEALED_TOKEN));
         seedCnf = cnf;
     });
 
