@@ -60,6 +60,7 @@ export class ContainerizedVnf extends pulumi.ComponentResource {
                     objs: spec.objects.filter((o) => o.fileIndex === fileIndex).map((o) => o.object),
                     transformations: [
                         (object: KubernetesObject, objectOpts: pulumi.CustomResourceOptions) => {
+                            // The group's children carry no dependsOn of their own (yaml.js getChildOpts): these are all.
                             objectOpts.dependsOn = dependsOn;
                             // Always a trigger: the engine takes a trigger's first value as no change (shouldTriggerReplace).
                             // Delete-first: the new Pod has the old one's name, and the API refuses a second.

@@ -319,8 +319,8 @@ function resolveTenants(config: StackConfig, c: Checker): TenantSpec[] {
         if (seen.has(t.name)) c.fail(`tenants[${i}].name`, `duplicates tenants[${seen.get(t.name)}].name`);
         seen.set(t.name, i);
         if (t.role === "user" && t.namespaces.length === 0) c.fail(`tenants[${i}].namespaces`, "a user tenant acts in its namespaces only: name at least one");
-        const reserved = t.namespaces.find((n) => n.startsWith("kube-"));
-        if (reserved) c.fail(`tenants[${i}].namespaces`, `${reserved} is one of Kubernetes' own namespaces (kube-*); a tenant's namespaces are its own`);
+        const reserved = t.namespaces.find((n) => n === "default" || n.startsWith("kube-"));
+        if (reserved) c.fail(`tenants[${i}].namespaces`, `${reserved} is one of the namespaces every cluster has (default, kube-*); a tenant's namespaces are its own`);
     });
     return config.tenants;
 }

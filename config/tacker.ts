@@ -166,7 +166,7 @@ export function convertInstantiateRequest(body: unknown, options: ConvertOptions
     const parsed = InstantiateRequest.safeParse(body);
     if (!parsed.success) throw new ConfigError(zodProblems(parsed.error), source);
     const req = parsed.data;
-    if (isCnfRequest(req)) {
+    if (isCnfInstantiateRequest(req)) {
         if (!("vim" in options)) {
             throw new ConfigError([{ path: "vimConnectionInfo", message: "this is a CNF for a Kubernetes VIM: convert it through the LCM service, which holds the VIM's credentials, or write the `cnf` stack config (docs/configuration.md)" }], source);
         }
@@ -324,10 +324,6 @@ function writeNormalizedCidrs(config: Record<string, unknown>, loaded: LoadedVnf
 function toTackerPath(p: ConfigProblem): ConfigProblem {
     const tacker = tackerPathOf(p.path);
     return tacker ? { path: tacker, message: p.message } : { path: `${p.path} (stack config)`, message: p.message };
-}
-
-function isCnfRequest(req: InstantiateRequest): boolean {
-    return !req.additionalParams.k8s_cluster_installation_param && !req.additionalParams.private_registry_installation_param && isCnfInstantiateRequest(req);
 }
 
 interface FoundNetwork {

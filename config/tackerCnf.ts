@@ -22,9 +22,11 @@ export interface CnfConvertOptions extends ConvertOptions {
     replicas?: Record<string, number>;
 }
 
-/** Whether a request is for a CNF on a Kubernetes VIM. */
+/** Whether a request is for a CNF on a Kubernetes VIM (not a cluster's or registry's, which name no manifests). */
 export function isCnfInstantiateRequest(req: { additionalParams?: Record<string, unknown>; vimConnectionInfo?: { vimType: string }[] }): boolean {
-    return DEF_FILES in (req.additionalParams ?? {}) || (req.vimConnectionInfo ?? []).some((v) => KUBERNETES_VIM_TYPES.has(v.vimType));
+    const params = req.additionalParams ?? {};
+    if (params.k8s_cluster_installation_param || params.private_registry_installation_param) return false;
+    return DEF_FILES in params || (req.vimConnectionInfo ?? []).some((v) => KUBERNETES_VIM_TYPES.has(v.vimType));
 }
 
 export function convertCnfInstantiateRequest(req: { flavourId: string; additionalParams: Record<string, unknown> }, options: CnfConvertOptions): ConversionResult {
@@ -75,6 +77,7 @@ function toRequestPath(p: ConfigProblem): ConfigProblem {
     const manifest = /^cnf\.manifests(\[\d+\])?/.exec(p.path);
     if (manifest) return { path: `additionalParams.${DEF_FILES}${manifest[1] ?? ""}`, message: p.message };
     if (p.path === "cnf.namespace") return { path: "additionalParams.namespace", message: p.message };
-    if (p.path.startsWith("cnf.vim")) return { path: `vimConnectionInfo (the VIM's ${p.path.slice("cnf.vim.".length) || "settings"})`, message: p.message };
+    const vimField = { "cnf.vim.endpoint": "interfaceInfo.endpoint", "cnf.vim.caCertificate": "interfaceInfo.ssl_ca_cert", "cnf.vim.token": "accessInfo.bearer_token" }[p.path];
+    if (vimField) return { path: `vimConnectionInfo[].${vimField} (or the registered VIM's)`, message: p.message };
     return { path: `${p.path} (stack config)`, message: p.message };
 }

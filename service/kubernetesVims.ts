@@ -81,7 +81,7 @@ export class KubernetesVims {
         return own;
     }
 
-    /** Removes a cluster's VIMs (terminate). */
+    /** Removes a cluster's VIMs (terminate), each from the NFVO first: a failure there leaves it here for a retry. */
     async unregister(instanceId: string): Promise<void> {
         for (const vim of this.ofCluster(instanceId)) await this.remove(vim);
     }
@@ -104,7 +104,9 @@ export class KubernetesVims {
             __clusterInstanceId: instanceId,
             __nfvoId: before?.__nfvoId,
         };
-        if (this.nfvo) record.__nfvoId = await this.nfvoPut(vim, before?.__nfvoId);
+        // The NFVO hears of it when it is new or its credentials changed (an entire heal), not after every operation.
+        const changed = !before || before.authUrl !== vim.endpoint || before.caCertificate !== vim.caCertificate || before.__token !== vim.token;
+        if (this.nfvo && (changed || !before.__nfvoId)) record.__nfvoId = await this.nfvoPut(vim, before?.__nfvoId);
         this.store.put([{ table: "vims", id, body: record }]);
         return record;
     }

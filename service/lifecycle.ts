@@ -12,11 +12,12 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CnfSpec, ConfigError } from "../config/spec";
+import { ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
-import { cnfScale, initialReplicas, planCnfHeal, planCnfScale, planCnfScaleToLevel, VnfdLookup } from "./cnfOperations";
+import { cnfScale, planCnfHeal, planCnfScale, planCnfScaleToLevel } from "./cnfOperations";
 import { planExtConnChange } from "./extConn";
-import { BUILT_IN_NAMESPACES, KubernetesVims, NfvoOptions } from "./kubernetesVims";
+import { CnfPlanner } from "./cnfPlanner";
+import { KubernetesVims, NfvoOptions } from "./kubernetesVims";
 import { planFlavourChange } from "./flavourChange";
 import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
@@ -32,7 +33,6 @@ type Body = Record<string, any>;
 const configModel = () => require("../config/load") as typeof import("../config/load");
 const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
 const cnfRequests = () => require("../config/tackerCnf") as typeof import("../config/tackerCnf");
-const vnfdReader = () => require("../config/vnfd") as typeof import("../config/vnfd");
 export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "CHANGE_EXT_CONN" | "CHANGE_FLAVOUR" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
 
@@ -65,6 +65,8 @@ interface Plan {
     vimId?: string;
     /** The Kubernetes VIM a CNF runs on. */
     kubernetesVimId?: string;
+    /** The namespace a CNF being instantiated goes into. */
+    cnfNamespace?: string;
     flavourId?: string;
 }
 
@@ -75,6 +77,7 @@ export class Lifecycle {
     private readonly waiting: (() => void)[] = [];
     private active = 0;
     readonly kubernetesVims: KubernetesVims;
+    private readonly cnfs: CnfPlanner;
 
     constructor(
         private readonly store: Store,
@@ -84,6 +87,7 @@ export class Lifecycle {
     ) {
         this.events.setMaxListeners(0);
         this.kubernetesVims = new KubernetesVims(store, options.nfvo);
+        this.cnfs = new CnfPlanner(store, { projectDir: options.projectDir, packagesDir: options.packagesDir, packageOf: (instance) => this.packageOf(instance) });
     }
 
     /**
@@ -214,7 +218,9 @@ export class Lifecycle {
     /** What the operation will change, checked in full before anything runs. */
     private plan(operation: Operation, instance: Body, params: Body): Plan {
         const stackName = stackNameOf(String(instance.id));
-        const current = instance.__stackConfig as Record<string, unknown> | undefined;
+        const stored = instance.__stackConfig as Record<string, unknown> | undefined;
+        const cnf = stored?.vnfKind === "cnf";
+        const current = cnf ? this.cnfs.withCurrentVim(instance, stored!) : stored;
         const check = (config: Record<string, unknown>, source: string) => {
             try {
                 return configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source).spec;
@@ -229,14 +235,16 @@ export class Lifecycle {
             for (const c of [...stages, config]) check(c, source);
             return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
         };
-        const cnf = current?.vnfKind === "cnf";
         if (cnf && ["OPERATE", "CHANGE_EXT_CONN", "CHANGE_FLAVOUR"].includes(operation)) {
-            throw conflict(`VNF instance ${instance.id} is a CNF: it has no VMs to ${operation === "OPERATE" ? "start or stop" : operation === "CHANGE_EXT_CONN" ? "reconnect" : "change the flavour of"}; scale, heal or terminate it`);
+            throw conflict(`VNF instance ${instance.id} is a CNF: it has no VMs (${operation.toLowerCase()}); scale, heal or terminate it`);
         }
         const keep = { previousConfig: current, vimId: instance.__vimId as string | undefined, kubernetesVimId: instance.__kubernetesVimId as string | undefined };
         switch (operation) {
             case "INSTANTIATE": {
-                if (cnfRequests().isCnfInstantiateRequest(params)) return this.planCnfInstantiate(instance, params, check);
+                if (cnfRequests().isCnfInstantiateRequest(params)) {
+                    const planned = this.cnfs.instantiate(instance, params, stackName, check);
+                    return { config: planned.config, kubernetesVimId: planned.kubernetesVimId, cnfNamespace: planned.namespace, flavourId: params.flavourId };
+                }
                 const vimName = KubernetesVims.nameOf(String(instance.id), { tacker: { vimName: params.additionalParams?.k8s_cluster_installation_param?.vim_name } });
                 const holder = this.kubernetesVims.nameTaken(vimName, String(instance.id));
                 if (holder) throw conflict(`additionalParams.k8s_cluster_installation_param.vim_name: a VIM named ${vimName} is registered already${holder.__clusterInstanceId ? ` (VNF instance ${holder.__clusterInstanceId})` : ""}`);
@@ -258,12 +266,14 @@ export class Lifecycle {
                     );
                 }
                 const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
-                if (vimId && !this.store.get("vims", vimId)) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
+                const vim = vimId ? this.store.get("vims", vimId) : undefined;
+                if (vimId && !vim) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
+                if (vim?.type === "kubernetes") throw new ProblemError(400, `vimConnectionInfo.vimId: ${vimId} is a Kubernetes VIM (${vim.name}); a cluster's VMs need an OpenStack VIM`);
                 check(converted.config, "instantiate request");
                 return { config: converted.config, vimId, flavourId: params.flavourId };
             }
             case "SCALE": {
-                if (cnf) return { ...keep, config: checked(planCnfScale(current!, this.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale request") };
+                if (cnf) return { ...keep, config: checked(planCnfScale(current!, this.cnfs.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale request") };
                 const workers = { ...((current?.workers as Body) ?? {}) };
                 const aspect = workers.aspectId ?? "worker_instance";
                 if (params.aspectId !== aspect) throw new ProblemError(400, `aspectId: this VNF scales ${aspect}, not ${params.aspectId}`);
@@ -278,7 +288,7 @@ export class Lifecycle {
                 return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
             }
             case "SCALE_TO_LEVEL": {
-                if (cnf) return { ...keep, config: checked(planCnfScaleToLevel(current!, this.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale_to_level request") };
+                if (cnf) return { ...keep, config: checked(planCnfScaleToLevel(current!, this.cnfs.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale_to_level request") };
                 // SOL003 §5.4.6: a target instantiation level or a scale level per aspect. This VNF has no
                 // instantiation levels (its counts are its stack config) and one scalable aspect, the workers,
                 // whose level is the workers above the minimum (scaleStatus).
@@ -343,109 +353,9 @@ export class Lifecycle {
                 return { ...plan, flavourId: String(plan.config!.flavour) };
             }
             case "TERMINATE":
-                if (cnf) this.assertNamespaceUnshared(instance);
+                if (cnf) this.cnfs.assertNamespaceUnshared(instance);
+                else this.cnfs.assertNoCnfOn(this.kubernetesVims.ofCluster(String(instance.id)).map((v) => String(v.id)), String(instance.id));
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
-        }
-    }
-
-    /**
-     * A CNF's instantiation: the Kubernetes VIM its vimConnectionInfo names, the package's manifests planned
-     * into one namespace, each scalable VDU at its initial delta. The CNF creates its namespace (and deletes it
-     * when terminated) unless the namespace is one the cluster has (its own, its tenants') or another CNF's.
-     */
-    private planCnfInstantiate(instance: Body, params: Body, check: (config: Record<string, unknown>, source: string) => unknown): Plan {
-        const vim = this.kubernetesVimOf(params);
-        const packageDir = this.packageOf(instance);
-        if (!packageDir) {
-            const where = this.options.packagesDir ? `put the unpacked package in ${path.join(this.options.packagesDir, "<vnfdId>")}` : "start the service with --packages DIR, DIR/<vnfdId>/ holding the unpacked package";
-            throw new ProblemError(400, `additionalParams.lcm-kubernetes-def-files names files of the VNF package, and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: ${where}`);
-        }
-        const vnfd = this.vnfdOf(instance, params.flavourId);
-        let converted;
-        try {
-            converted = cnfRequests().convertCnfInstantiateRequest(params as never, {
-                baseDir: this.options.projectDir,
-                stackName: stackNameOf(String(instance.id)),
-                packageDir,
-                vim: { endpoint: vim.endpoint, ...(vim.caCertificate ? { caCertificate: vim.caCertificate } : {}), token: vim.token },
-                instanceId: String(instance.id),
-            });
-        } catch (e) {
-            if (e instanceof ConfigError) throw new ProblemError(400, e.message);
-            throw e;
-        }
-        const spec = converted.loaded.spec as CnfSpec;
-        const namespace = spec.namespace;
-        if (vim.tenantNamespaces && !vim.tenantNamespaces.includes(namespace)) {
-            throw new ProblemError(400, `additionalParams.namespace: VIM ${vim.name} is tenant ${vim.tenant}'s, which acts in ${vim.tenantNamespaces.join(", ")} only, not in ${namespace}`);
-        }
-        const sharing = this.cnfsIn(vim.endpoint, namespace, String(instance.id));
-        const createNamespace = !BUILT_IN_NAMESPACES.includes(namespace) && !(vim.namespaces ?? []).includes(namespace) && sharing.length === 0;
-        // Each scaled VDU the manifests hold starts at its initial delta.
-        const deployed = new Set(spec.workloads.map((w) => w.name));
-        const replicas = Object.fromEntries(Object.entries("problem" in vnfd ? {} : initialReplicas(vnfd)).filter(([name]) => deployed.has(name)));
-        const config = { ...converted.config, cnf: { ...(converted.config.cnf as Body), createNamespace, replicas } };
-        check(config, "instantiate request");
-        return { config, kubernetesVimId: vim.id, flavourId: params.flavourId };
-    }
-
-    /** The Kubernetes VIM of a CNF request: a registered one (by vimId) or one given inline (SOL003 interfaceInfo/accessInfo). */
-    private kubernetesVimOf(params: Body): { id?: string; name: string; endpoint: string; caCertificate?: string; token: string; namespaces?: string[]; tenant?: string; tenantNamespaces?: string[] } {
-        const all: Body[] = params.vimConnectionInfo ?? [];
-        const index = all.findIndex((v) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType)));
-        if (index < 0 || all.filter((v) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType))).length > 1) {
-            throw new ProblemError(400, "vimConnectionInfo: a CNF names one Kubernetes VIM (vimType kubernetes or ETSINFV.KUBERNETES.V_1): its vimId as `openstack vim list` shows it, or interfaceInfo.endpoint and accessInfo.bearer_token");
-        }
-        const entry = all[index];
-        if (entry.vimId !== undefined) {
-            const vim = this.store.get("vims", String(entry.vimId)) as Body | undefined;
-            if (!vim || vim.type !== "kubernetes") throw new ProblemError(400, `vimConnectionInfo[${index}].vimId: no Kubernetes VIM ${JSON.stringify(String(entry.vimId))} is registered with this service; \`openstack vim list\` shows the VIMs of its clusters`);
-            const tenant = vim.role === "user" ? { tenant: vim.tenant, tenantNamespaces: vim.namespaces } : {};
-            return { id: String(vim.id), name: String(vim.name), endpoint: String(vim.authUrl), caCertificate: vim.caCertificate, token: String(vim.__token), namespaces: vim.namespaces, ...tenant };
-        }
-        const endpoint = entry.interfaceInfo?.endpoint;
-        const token = entry.accessInfo?.bearer_token;
-        if (typeof endpoint !== "string" || typeof token !== "string") {
-            throw new ProblemError(400, `vimConnectionInfo[${index}]: give the vimId of a registered Kubernetes VIM, or interfaceInfo.endpoint and accessInfo.bearer_token`);
-        }
-        return { name: endpoint, endpoint, caCertificate: entry.interfaceInfo?.ssl_ca_cert, token };
-    }
-
-    /**
-     * The VNFD of an instance's package for its flavour, or why there is none; with `deployed` (the workloads
-     * the CNF runs), only the aspects whose every VDU is one of them.
-     */
-    private vnfdOf(instance: Body, flavourId: string | undefined = instance.instantiatedVnfInfo?.flavourId, deployed?: Set<string>): VnfdLookup {
-        const dir = this.packageOf(instance);
-        if (!dir) return { problem: `this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}, whose VNFD says how the CNF scales` };
-        let vnfd;
-        try {
-            vnfd = vnfdReader().readCnfVnfd(dir, flavourId);
-        } catch (e) {
-            if (e instanceof ConfigError) return { problem: e.message };
-            throw e;
-        }
-        if (!vnfd) return { problem: "the VNF package has no VNFD (Definitions/), which says how the CNF scales" };
-        if (!deployed) return vnfd;
-        const nameOf = (vduId: string) => vnfd.vdus.find((v) => v.vduId === vduId)?.name ?? vduId;
-        return { ...vnfd, aspects: vnfd.aspects.filter((a) => a.deltas.every((d) => deployed.has(nameOf(d.vduId)))) };
-    }
-
-    /** Other instantiated CNFs in a namespace of a cluster. */
-    private cnfsIn(endpoint: string, namespace: string, except: string): Body[] {
-        return this.store.list("vnf_instances").filter((i) => {
-            const cnf = (i.__stackConfig as Body | undefined)?.cnf;
-            return i.id !== except && i.instantiationState === "INSTANTIATED" && cnf?.vim?.endpoint === endpoint && (i.metadata as Body | undefined)?.namespace === namespace;
-        });
-    }
-
-    /** A CNF that created its namespace deletes it with itself: not while other CNFs run there. */
-    private assertNamespaceUnshared(instance: Body): void {
-        const cnf = (instance.__stackConfig as Body).cnf;
-        if (!cnf.createNamespace) return;
-        const others = this.cnfsIn(cnf.vim.endpoint, String(instance.metadata?.namespace), String(instance.id));
-        if (others.length) {
-            throw conflict(`namespace ${instance.metadata?.namespace} was created by VNF instance ${instance.id} and goes with it, and VNF instance${others.length > 1 ? "s" : ""} ${others.map((o) => o.id).join(", ")} still run${others.length > 1 ? "" : "s"} in it: terminate ${others.length > 1 ? "them" : "it"} first`);
         }
     }
 
@@ -506,21 +416,23 @@ export class Lifecycle {
         const instanceId = String(op.vnfInstanceId);
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
-            await this.runner.destroy(stackName, run);
+            // Its VIMs first: a cluster being destroyed takes no new CNF.
             await this.kubernetesVims.unregister(instanceId);
+            await this.runner.destroy(stackName, run);
         } else {
-            let config: Record<string, unknown> | undefined;
-            for (const update of updatesOf(plan, direction, Number(op.__stagesDone ?? 0))) {
-                config = update.config;
-                outputs = await this.runner.up(stackName, config ?? {}, run);
-                this.recordStage(op, config, update.position);
+            const updates = updatesOf(plan, direction, Number(op.__stagesDone ?? 0));
+            // Every update done (a retry after what followed them failed): one more, which changes nothing, for the outputs.
+            if (updates.length === 0) updates.push({ config: plan.config, position: Number(op.__stagesDone) });
+            for (const update of updates) {
+                outputs = await this.runner.up(stackName, update.config ?? {}, run);
+                this.recordStage(op, update.config, update.position);
             }
             // A cluster's VIMs follow its outputs: a new cluster (entire heal) has a new CA and new tokens.
-            if (outputs) await this.kubernetesVims.register(instanceId, config, outputs);
+            await this.kubernetesVims.register(instanceId, updates.at(-1)!.config, outputs ?? {});
         }
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
-        const vimConnectionId = vimConnectionIdOf(plan.vimId);
+        const vimConnectionId = plan.kubernetesVimId ?? ((plan.config ?? plan.previousConfig)?.vnfKind === "cnf" ? "kubernetes" : vimConnectionIdOf(plan.vimId));
         const affectedVnfcs = servers.affectedVnfcs(before, (outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, computeResource: { vimConnectionId, ...v.computeResource } }));
         this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress, resourceChanges: { affectedVnfcs } } }]);
         return outputs;
@@ -545,8 +457,8 @@ export class Lifecycle {
         const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
         const config = direction === "forward" ? plan.config : plan.previousConfig;
         const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
-        const cnf = config?.vnfKind === "cnf";
-        const vnfd = cnf ? this.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
+        const cnf = (config ?? plan.previousConfig)?.vnfKind === "cnf";
+        const vnfd = cnf && !terminated ? this.cnfs.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
         const scale = vnfd ? cnfScale(config!, vnfd) : (outputs?.scale as Body | undefined);
         // A CNF's VNFCs are named by workload in the stack; the VNFD says which VDU each workload is.
         const vnfcResources = vnfd && !("problem" in vnfd) ? ((outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, vduId: vnfd.vdus.find((d) => d.name === v.vduId)?.vduId ?? v.vduId })) : outputs?.vnfcResources;
@@ -558,16 +470,17 @@ export class Lifecycle {
             flavourChangeable: cluster && (flavourId === "complex" || flavourId === "podaffinity"),
         });
         const metadata = { ...((instance.metadata as Body) ?? {}) };
-        delete metadata.namespace;
-        const vimConnectionInfo = cnf ? cnfVimConnectionInfo(config!, plan.kubernetesVimId) : vimConnectionInfoOf(plan.vimId, this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant));
+        if (cnf) delete metadata.namespace;
+        const namespace = plan.cnfNamespace ?? instance.__namespace;
+        const vimConnectionInfo = cnf ? cnfVimConnectionInfo((config ?? plan.previousConfig)!, plan.kubernetesVimId) : vimConnectionInfoOf(plan.vimId, this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant));
         const next: Body = terminated
-            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "__kubernetesVimId", "vimConnectionInfo"]), metadata, instantiationState: "NOT_INSTANTIATED", _links: links }
+            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "__kubernetesVimId", "__namespace", "vimConnectionInfo"]), metadata, instantiationState: "NOT_INSTANTIATED", _links: links }
             : {
                   ...instance,
                   instantiationState: "INSTANTIATED",
                   _links: links,
                   // Seed 003: the CNF's namespace is part of the instance, for its scale, heal and terminate and in GET.
-                  ...(cnf ? { metadata: { ...metadata, namespace: outputs?.namespace ?? (instance.metadata as Body)?.namespace } } : {}),
+                  ...(cnf ? { metadata: { ...metadata, namespace }, __namespace: namespace } : {}),
                   instantiatedVnfInfo: instantiatedInfo(flavourId, vnfStateOf(config), { ...(outputs ?? {}), scale, vnfcResources }, vimConnectionInfo[0].id),
                   __stackConfig: config,
                   __scale: scale,

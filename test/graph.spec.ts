@@ -647,7 +647,8 @@ describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF i
         await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "Team_A", namespaces: ["ok"] }])), /tenants\[0\]\.name: must be a lowercase RFC 1123 label/);
         await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: [] }])), /tenants\[0\]\.namespaces: a user tenant acts in its namespaces only/);
         await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["x"] }, { name: "a", namespaces: ["y"] }])), /tenants\[1\]\.name: duplicates tenants\[0\]\.name/);
-        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["kube-system"] }])), /tenants\[0\]\.namespaces: kube-system is one of Kubernetes' own namespaces/);
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["kube-system"] }])), /tenants\[0\]\.namespaces: kube-system is one of the namespaces every cluster has/);
+        await assert.rejects(build("simple", (raw) => (raw.tenants = [{ name: "a", namespaces: ["default"] }])), /tenants\[0\]\.namespaces: default is one of the namespaces every cluster has/);
         await assert.rejects(build("kubespray", (raw) => (raw.tenants = [{ name: "a", role: "admin" }])), /tenants: are made through the kubeadm cluster's API/);
     });
 

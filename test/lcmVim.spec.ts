@@ -62,19 +62,30 @@ class ProgramOutputsRunner implements StackRunner {
 async function fakeNfvo() {
     const received: { method: string; url: string; body: any; token?: string }[] = [];
     let next = 0;
+    const control = { failNext: false };
     const server = http.createServer((req, res) => {
         let text = "";
         req.on("data", (d) => (text += d));
         req.on("end", () => {
             const body = text ? JSON.parse(text) : undefined;
             received.push({ method: req.method!, url: req.url!, body, token: req.headers["x-auth-token"] as string | undefined });
-            if (req.method === "POST") res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ vim: { ...body.vim, id: `nfvo-${++next}`, auth_cred: { bearer_token: "***" } } }));
+            if (control.failNext) {
+                control.failNext = false;
+                res.writeHead(503).end(JSON.stringify({ echoed: body }));
+            } else if (req.method === "POST") res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ vim: { ...body.vim, id: `nfvo-${++next}`, auth_cred: { bearer_token: "***" } } }));
             else if (req.method === "DELETE") res.writeHead(204).end();
             else res.writeHead(200, { "content-type": "application/json" }).end("{}");
         });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, stop: () => new Promise<void>((r) => server.close(() => r())) };
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        received,
+        set failNext(v: boolean) {
+            control.failNext = v;
+        },
+        stop: () => new Promise<void>((r) => server.close(() => r())),
+    };
 }
 
 describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto them (seed 003)", function () {
@@ -83,6 +94,10 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
     const packagesDir = path.join(dataDir, "packages");
     fs.cpSync(path.join(PROJECT_DIR, "examples/cnf-package"), path.join(packagesDir, CNF_VNFD), { recursive: true });
     fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(packagesDir, CLUSTER_VNFD), { recursive: true });
+    fs.writeFileSync(
+        path.join(packagesDir, CNF_VNFD, "Files/kubernetes/clusterrole.yaml"),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cnf-reader\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get]\n",
+    );
     const runner = new ProgramOutputsRunner();
     let service: Service;
     let base = "";
@@ -98,7 +113,7 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.equal(accepted.status, 202, accepted.text);
         await service.lifecycle.idle();
         const ops = (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.filter((o: any) => o.vnfInstanceId === id);
-        return ops.at(-1);
+        return (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${ops.at(-1).id}`)).body;
     };
     const refused = async (id: string, task: string, body: unknown) => {
         const answer = await call("POST", `/vnflcm/v1/vnf_instances/${id}/${task}`, body);
@@ -195,7 +210,8 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         const body = request("cnf-namespace-instantiate.json");
         body.vimConnectionInfo[0].vimId = (await call("GET", "/v1.0/vims")).body.vims[0].id;
         body.additionalParams = { "lcm-kubernetes-def-files": ["Files/kubernetes/deployment.yaml", "Files/kubernetes/pod.yaml"], namespace: "cnf-scale" };
-        assert.equal((await run(cnf, "instantiate", body)).operationState, "COMPLETED");
+        const inst = await run(cnf, "instantiate", body);
+        assert.equal(inst.operationState, "COMPLETED", JSON.stringify(inst.error));
         assert.deepEqual(runner.configs.at(-1)!.cnf.replicas, { vdu1: 1 }, "the VNFD's initial delta of each scaled VDU");
         const instance = (await call("GET", `/vnflcm/v1/vnf_instances/${cnf}`)).body;
         assert.deepEqual(instance.instantiatedVnfInfo.vnfcResourceInfo.map((v: any) => [v.vduId, v.computeResource.resourceId, v.computeResource.vimLevelResourceType]), [
@@ -205,7 +221,7 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.deepEqual(instance.instantiatedVnfInfo.scaleStatus, [{ aspectId: "vdu1_aspect", scaleLevel: 0 }]);
         assert.ok(instance._links.scale);
         const out = await run(cnf, "scale", { type: "SCALE_OUT", aspectId: "vdu1_aspect", numberOfSteps: 2 });
-        assert.equal(out.operationState, "COMPLETED", JSON.stringify(out.error));
+        assert.equal(out.operationState, "COMPLETED", JSON.stringify(out));
         assert.deepEqual(runner.configs.at(-1)!.cnf.replicas, { vdu1: 3 });
         const scaled = (await call("GET", `/vnflcm/v1/vnf_instances/${cnf}`)).body;
         assert.deepEqual(scaled.instantiatedVnfInfo.scaleStatus, [{ aspectId: "vdu1_aspect", scaleLevel: 2 }]);
@@ -237,7 +253,7 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.equal(runner.configs.at(-1)!.cnf.createNamespace, false, "namespacea is the first CNF's");
         const answer = await refused(first, "terminate", { terminationType: "FORCEFUL" });
         assert.equal(answer.status, 409);
-        assert.match(answer.body.detail, new RegExp(`namespace namespacea was created by VNF instance ${first} and goes with it, and VNF instance ${second} still runs in it`));
+        assert.match(answer.body.detail, new RegExp(`namespace namespacea was created by VNF instance ${first} and goes with it, and VNF instance\\(s\\) ${second} still use it`));
         assert.equal((await run(second, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.equal((await run(first, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.equal((await call("GET", `/vnflcm/v1/vnf_instances/${first}`)).body.metadata.namespace, undefined, "a terminated CNF has no namespace");
@@ -261,8 +277,43 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.equal(config.cnf.createNamespace, false, "the cluster made the tenant's namespace");
         const posted = nfvo.received.filter((r) => r.method === "POST").map((r) => r.body.vim.name);
         assert.deepEqual(posted, ["kubernetes_vim", "tenant_vim", "tenant_vim_team-a"]);
+        const inUse = await refused(tenantCluster, "terminate", { terminationType: "FORCEFUL" });
+        assert.match(inUse.body.detail, new RegExp(`CNFs run on the Kubernetes VIM of VNF instance ${tenantCluster}: ${cnf}; terminate them first`));
+        assert.equal((await run(cnf, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.equal((await run(tenantCluster, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.deepEqual((await call("GET", "/v1.0/vims")).body.vims.map((v: any) => v.name), ["kubernetes_vim"]);
         assert.deepEqual(nfvo.received.filter((r) => r.method === "DELETE").map((r) => r.url).sort(), ["/v1.0/vims/nfvo-2", "/v1.0/vims/nfvo-3"]);
+    });
+    it("a cluster named with a Kubernetes VIM as its OpenStack VIM is refused; a tenant's VIM takes no cluster-wide object", async () => {
+        const vimId = (await call("GET", "/v1.0/vims")).body.vims[0].id;
+        const body = clusterBody("another_vim");
+        body.vimConnectionInfo = [{ id: "c", vimId, vimType: "openstack" }];
+        assert.match((await refused(await create(CLUSTER_VNFD), "instantiate", body)).body.detail, /vimConnectionInfo\.vimId: .* is a Kubernetes VIM \(kubernetes_vim\); a cluster's VMs need an OpenStack VIM/);
+        const tenantCluster = await create(CLUSTER_VNFD);
+        assert.equal((await run(tenantCluster, "instantiate", clusterBody("wide_vim", [{ name: "t", namespaces: ["t-ns"] }]))).operationState, "COMPLETED");
+        const cnfBody = request("cnf-namespace-instantiate.json");
+        cnfBody.vimConnectionInfo[0].vimId = (await call("GET", "/v1.0/vims")).body.vims.find((v: any) => v.name === "wide_vim_t").id;
+        cnfBody.additionalParams = { "lcm-kubernetes-def-files": ["Files/kubernetes/clusterrole.yaml", "Files/kubernetes/pod.yaml"], namespace: "t-ns" };
+        assert.match((await refused(await create(CNF_VNFD), "instantiate", cnfBody)).body.detail, /additionalParams\.lcm-kubernetes-def-files: ClusterRole cnf-reader is cluster-wide, and tenant t's VIM acts in its namespaces only/);
+        assert.equal((await run(tenantCluster, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
+    });
+
+    it("an NFVO that refuses a registration fails the instantiate (FAILED_TEMP, nothing hidden); op retry registers the VIM and completes with the stack's outputs", async () => {
+        nfvo.failNext = true;
+        const retried = await create(CLUSTER_VNFD);
+        const failed = await run(retried, "instantiate", clusterBody("retried_vim"));
+        assert.equal(failed.operationState, "FAILED_TEMP");
+        assert.match(failed.error.detail, /the Tacker NFVO answered POST \/v1\.0\/vims with HTTP 503/);
+        assert.ok(!failed.error.detail.includes(CLUSTER_TOKEN) && !failed.error.detail.includes(HEALED_TOKEN));
+        const ups = runner.configs.length;
+        assert.equal((await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${failed.id}/retry`)).status, 202);
+        await service.lifecycle.idle();
+        const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${failed.id}`)).body;
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.equal(runner.configs.length, ups + 1, "one more up, which changes nothing, for the outputs");
+        const instance = (await call("GET", `/vnflcm/v1/vnf_instances/${retried}`)).body;
+        assert.ok(instance.vimConnectionInfo.some((v: any) => v.vimType === "ETSINFV.KUBERNETES.V_1"), "its VIM is registered and named");
+        assert.deepEqual(instance.instantiatedVnfInfo.scaleStatus, [{ aspectId: "worker_instance", scaleLevel: 0 }], "from the stack's outputs");
+        assert.equal((await run(retried, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
     });
 });
