@@ -2,7 +2,8 @@
  * The Kubernetes VIMs the service keeps for its clusters: when a cluster instance is instantiated (or healed
  * whole, with a new CA and tokens) its stack outputs become a VIM under `tacker.vimName` (Tacker's default
  * `kubernetes_vim_<instance id>`), and each tenant one more (`<vim name>_<tenant>`); terminating the cluster
- * removes them. Optionally each is registered in a Tacker NFVO too (`POST /v1.0/vims`, as Tacker's
+ * removes them. Names need not be unique (the seeds' clusters all say `kubernetes_vim`): a VIM is named by its
+ * id. Optionally each is registered in a Tacker NFVO too (`POST /v1.0/vims`, as Tacker's
  * kubespray_mgmt.py `_create_vim` does), updated and deleted with it. Tokens are kept as `__token`, never shown.
  */
 import { randomUUID } from "node:crypto";
@@ -40,11 +41,6 @@ export class KubernetesVims {
     /** The VIM name a cluster instance registers under. */
     static nameOf(instanceId: string, config: Record<string, unknown> | undefined): string {
         return String((config?.tacker as Body | undefined)?.vimName ?? `kubernetes_vim_${instanceId}`);
-    }
-
-    /** A VIM name another cluster (or a registered VIM) already holds: refused before anything runs. */
-    nameTaken(name: string, instanceId: string): Body | undefined {
-        return this.store.list("vims").find((v) => v.name === name && v.__clusterInstanceId !== instanceId);
     }
 
     /** The VIMs of a cluster instance. */

@@ -245,9 +245,6 @@ export class Lifecycle {
                     const planned = this.cnfs.instantiate(instance, params, stackName, check);
                     return { config: planned.config, kubernetesVimId: planned.kubernetesVimId, cnfNamespace: planned.namespace, flavourId: params.flavourId };
                 }
-                const vimName = KubernetesVims.nameOf(String(instance.id), { tacker: { vimName: params.additionalParams?.k8s_cluster_installation_param?.vim_name } });
-                const holder = this.kubernetesVims.nameTaken(vimName, String(instance.id));
-                if (holder) throw conflict(`additionalParams.k8s_cluster_installation_param.vim_name: a VIM named ${vimName} is registered already${holder.__clusterInstanceId ? ` (VNF instance ${holder.__clusterInstanceId})` : ""}`);
                 let converted;
                 const packageDir = this.packageOf(instance);
                 try {

@@ -173,11 +173,13 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.deepEqual(put.body.vim.auth_cred, { bearer_token: HEALED_TOKEN, ssl_ca_cert: CA });
     });
 
-    it("a second cluster may not take a VIM name that is registered", async () => {
+    it("a second cluster may register under the same vim_name (the seeds' bodies all say kubernetes_vim): two VIMs, told apart by id", async () => {
         const other = await create(CLUSTER_VNFD);
-        const answer = await refused(other, "instantiate", clusterBody("kubernetes_vim"));
-        assert.equal(answer.status, 409);
-        assert.match(answer.body.detail, /vim_name: a VIM named kubernetes_vim is registered already \(VNF instance/);
+        assert.equal((await run(other, "instantiate", clusterBody("kubernetes_vim"))).operationState, "COMPLETED");
+        const named = (await call("GET", "/v1.0/vims")).body.vims.filter((v: any) => v.name === "kubernetes_vim");
+        assert.equal(new Set(named.map((v: any) => v.id)).size, 2);
+        assert.equal((await run(other, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
+        assert.equal((await call("GET", "/v1.0/vims")).body.vims.filter((v: any) => v.name === "kubernetes_vim").length, 1, "its own VIM went with it");
     });
 
     it("seed 003's body names its VIM by a placeholder: refused naming the field; with the id `vim list` shows, the CNF is planned in namespaceA as Kubernetes spells it", async () => {
@@ -276,13 +278,13 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         assert.equal(config.cnf.vim.token, TENANT_TOKEN, "the tenant's own token");
         assert.equal(config.cnf.createNamespace, false, "the cluster made the tenant's namespace");
         const posted = nfvo.received.filter((r) => r.method === "POST").map((r) => r.body.vim.name);
-        assert.deepEqual(posted, ["kubernetes_vim", "tenant_vim", "tenant_vim_team-a"]);
+        assert.deepEqual(posted, ["kubernetes_vim", "kubernetes_vim", "tenant_vim", "tenant_vim_team-a"]);
         const inUse = await refused(tenantCluster, "terminate", { terminationType: "FORCEFUL" });
         assert.match(inUse.body.detail, new RegExp(`CNFs run on the Kubernetes VIM of VNF instance ${tenantCluster}: ${cnf}; terminate them first`));
         assert.equal((await run(cnf, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.equal((await run(tenantCluster, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
         assert.deepEqual((await call("GET", "/v1.0/vims")).body.vims.map((v: any) => v.name), ["kubernetes_vim"]);
-        assert.deepEqual(nfvo.received.filter((r) => r.method === "DELETE").map((r) => r.url).sort(), ["/v1.0/vims/nfvo-2", "/v1.0/vims/nfvo-3"]);
+        assert.deepEqual(nfvo.received.filter((r) => r.method === "DELETE").map((r) => r.url).sort(), ["/v1.0/vims/nfvo-2", "/v1.0/vims/nfvo-3", "/v1.0/vims/nfvo-4"]);
     });
     it("a cluster named with a Kubernetes VIM as its OpenStack VIM is refused; a tenant's VIM takes no cluster-wide object", async () => {
         const vimId = (await call("GET", "/v1.0/vims")).body.vims[0].id;
