@@ -121,7 +121,8 @@ export function tackerPathOf(configPath: string): string | undefined {
     for (const m of TACKER_FIELDS) {
         if (!m.config) continue;
         const match = patternOf(m.config).exec(configPath);
-        if (match) return fillIndices(m.tacker, match.slice(1));
+        // A value copied as it is keeps its shape: a field inside it is the same field inside the request's.
+        if (match) return fillIndices(m.tacker, match.slice(1)) + (m.convert ? "" : configPath.slice(match[0].length));
     }
     return undefined;
 }

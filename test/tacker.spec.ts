@@ -153,6 +153,7 @@ describe("Tacker InstantiateVnfRequest conversion", () => {
     it("the mapping table translates config paths back to request paths, list indices included", () => {
         assert.equal(tackerPathOf("privateRegistries[1].hostsEntry.ip"), `${K}.private_registry_connection_info[1].hosts_string`);
         assert.equal(tackerPathOf("kubernetes.serviceCidr"), `${K}.master_node.cluster_cidr`);
+        assert.equal(tackerPathOf("tenants[1].role"), "additionalParams.tenants[1].role", "a structure copied as it is: the field inside it");
         assert.equal(tackerPathOf("storageServer.exports[2].dir"), `${K}.storage_server.nfs_server_setup_params[2].export_dir`);
         assert.equal(tackerPathOf("masters.count"), undefined);
         assert.ok(TACKER_FIELDS.every((m) => m.config || m.note || m.ignored), "every row says what happens to its parameter");
