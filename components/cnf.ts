@@ -5,7 +5,9 @@ import { INSTANCE_LABEL, KubernetesObject } from "../config/cnfManifests";
 import { CnfSpec } from "../config/spec";
 import { kubernetesSdk } from "./kubeadmCluster";
 
-/** A bare Pod's replacement trigger until its first heal. */
+/** What a heal re-creates: no template change rolls their pods (a Pod has none, a ReplicaSet does not roll). */
+const RECREATED_KINDS: ReadonlySet<string> = new Set(["Pod", "ReplicaSet"]);
+/** Their replacement trigger until their first heal. */
 const NOT_RESTARTED = "not restarted";
 
 export interface ContainerizedVnfArgs {
@@ -27,8 +29,8 @@ export interface CnfVnfcResource {
  * A CNF on a Kubernetes VIM: a provider from the VIM's endpoint, CA and token, the namespace when the CNF
  * owns it, and the objects of its manifests as typed resources (the v1 ConfigGroup's `objs`, parsed by us:
  * typed children, visible in previews and under mocks). Files are created in their order, as Tacker does.
- * A healed Pod is re-created (its spec cannot change in place); a healed workload's restart mark is already in
- * its pod template, so its controller rolls its pods.
+ * A healed Pod or ReplicaSet is re-created (no template change rolls their pods); a healed Deployment's,
+ * StatefulSet's or DaemonSet's restart mark is already in its pod template, so its controller rolls its pods.
  */
 export class ContainerizedVnf extends pulumi.ComponentResource {
     readonly provider: k8s.Provider;
@@ -53,7 +55,7 @@ export class ContainerizedVnf extends pulumi.ComponentResource {
         const files = [...new Set(spec.objects.map((o) => o.fileIndex))].sort((a, b) => a - b);
         for (const fileIndex of files) {
             const dependsOn = before;
-            const restarts = Object.fromEntries(spec.workloads.filter((w) => w.kind === "Pod" && w.restart).map((w) => [w.name, w.restart!]));
+            const restarts = new Map(spec.workloads.filter((w) => RECREATED_KINDS.has(w.kind) && w.restart).map((w) => [`${w.kind}/${w.name}`, w.restart!]));
             const group = new sdk.yaml.ConfigGroup(
                 `${name}-file-${fileIndex}`,
                 {
@@ -63,8 +65,10 @@ export class ContainerizedVnf extends pulumi.ComponentResource {
                             // The group's children carry no dependsOn of their own (yaml.js getChildOpts): these are all.
                             objectOpts.dependsOn = dependsOn;
                             // Always a trigger: the engine takes a trigger's first value as no change (shouldTriggerReplace).
-                            // Delete-first: the new Pod has the old one's name, and the API refuses a second.
-                            if (object.kind === "Pod") Object.assign(objectOpts, { replacementTrigger: restarts[object.metadata.name] ?? NOT_RESTARTED, deleteBeforeReplace: true });
+                            // Delete-first: the new object has the old one's name, and the API refuses a second.
+                            if (RECREATED_KINDS.has(object.kind)) {
+                                Object.assign(objectOpts, { replacementTrigger: restarts.get(`${object.kind}/${object.metadata.name}`) ?? NOT_RESTARTED, deleteBeforeReplace: true });
+                            }
                         },
                     ],
                 },

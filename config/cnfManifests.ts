@@ -5,7 +5,8 @@
  *   when they name none), and manifests naming several namespaces are refused (Tacker's NamespaceNotUniform).
  *   Unlike Tacker, Role and RoleBinding are moved too (its SUPPORTED_NAMESPACE_KIND joins them into one string);
  * - every object, and every pod template, is labelled with the VNF instance id;
- * - a scale sets a workload's `spec.replicas`; a heal marks its pod template as `kubectl rollout restart` does.
+ * - a scale sets a workload's `spec.replicas`; a heal marks its pod template as `kubectl rollout restart` does
+ *   (a Pod or ReplicaSet, whose pods no template change rolls, is re-created: the component's part).
  * Pure: the caller reads the files and reports the problems.
  */
 import * as YAML from "yaml";
@@ -23,6 +24,11 @@ export const RESTARTED_AT = "kubectl.kubernetes.io/restartedAt";
 export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(["Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"]);
 /** Those whose replicas a scale sets (Tacker's SCALABLE_KIND). */
 export const SCALABLE_KINDS: ReadonlySet<string> = new Set(["Deployment", "StatefulSet", "ReplicaSet"]);
+/**
+ * Those whose controller rolls their pods when the pod template changes: what `kubectl rollout restart`
+ * restarts (kubectl pkg/polymorphichelpers/objectrestarter.go). A Pod or a ReplicaSet is re-created instead.
+ */
+export const ROLLED_KINDS: ReadonlySet<string> = new Set(["Deployment", "StatefulSet", "DaemonSet"]);
 
 /** Built-in namespaced kinds (the API server's discovery: `kubectl api-resources --namespaced=true`). */
 const NAMESPACED = new Set([
@@ -131,7 +137,7 @@ export function planCnfObjects(files: ManifestFile[], rules: CnfRules): CnfObjec
     for (const [name, count] of Object.entries(rules.replicas)) for (const w of byName("cnf.replicas", name, true)) w.spec = { ...w.spec, replicas: count };
     for (const [name, mark] of Object.entries(rules.restarts)) {
         for (const w of byName("cnf.restarts", name, false)) {
-            if (w.kind !== "Pod") w.spec.template.metadata.annotations = { ...w.spec.template.metadata.annotations, [RESTARTED_AT]: mark };
+            if (ROLLED_KINDS.has(w.kind)) w.spec.template.metadata.annotations = { ...w.spec.template.metadata.annotations, [RESTARTED_AT]: mark };
         }
     }
     return {

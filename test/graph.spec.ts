@@ -1,4 +1,7 @@
 import { strict as assert } from "node:assert";
+import * as path from "node:path";
+import * as os from "node:os";
+import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { configFromPulumiMap, parseVnfConfig } from "../config/load";
 import { buildVnf } from "../components/vnf";
@@ -696,6 +699,27 @@ describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF i
         const [namespace] = graph.ofType(K.namespace);
         assert.equal(namespace.inputs.metadata.name, "cnf-a");
         assert.deepEqual(dependencyNames(deployment), ["cnf-namespace"]);
+    });
+
+    it("CNF: a healed ReplicaSet is re-created (its controller rolls no pods on a template change), a Deployment only marked", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cnf-"));
+        try {
+            fs.cpSync(path.join(PROJECT_DIR, "examples/cnf-package"), dir, { recursive: true });
+            const rs = fs.readFileSync(path.join(dir, "Files/kubernetes/deployment.yaml"), "utf8").replace("kind: Deployment", "kind: ReplicaSet").replace("name: vdu1", "name: vdu3").replace(/  strategy:\n    type: RollingUpdate\n/, "");
+            fs.writeFileSync(path.join(dir, "Files/kubernetes/replicaset.yaml"), rs);
+            const { graph } = await build("cnf", (raw) => {
+                raw.packageDir = dir;
+                raw.cnf.manifests = ["Files/kubernetes/deployment.yaml", "Files/kubernetes/replicaset.yaml"];
+                raw.cnf.restarts = { vdu1: "mark-1", vdu3: "mark-1" };
+            });
+            const [replicaSet] = graph.ofType("kubernetes:apps/v1:ReplicaSet");
+            assert.deepEqual([replicaSet.opts.replacementTrigger, replicaSet.opts.deleteBeforeReplace], ["mark-1", true]);
+            assert.equal(replicaSet.inputs.spec.template.metadata.annotations?.["kubectl.kubernetes.io/restartedAt"], undefined);
+            const [deployment] = graph.ofType(K.deployment);
+            assert.equal(deployment.inputs.spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"], "mark-1");
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("CNF: Tacker's namespace rules — the request's wins, else the manifests' own, several refused — and bad manifests are refused naming the field", async () => {
