@@ -48,7 +48,11 @@ export { listObjects } from "./kubernetes/store";
 /** The stand-in cluster state directory (under the lab's clusterState) whose control-plane endpoint is `host:port`. */
 export function clusterDirFor(clusterStateRoot: string, endpoint: string): string | undefined {
     const states = fs.existsSync(clusterStateRoot) ? fs.readdirSync(clusterStateRoot).map((d) => path.join(clusterStateRoot, d)) : [];
-    return states.find((d) => fs.existsSync(path.join(d, "cluster")) && kv(path.join(d, "cluster")).endpoint === endpoint);
+    const matching = states.filter((d) => fs.existsSync(path.join(d, "cluster")) && kv(path.join(d, "cluster")).endpoint === endpoint);
+    // A destroyed cluster's state stays behind; only the cluster initialized last at an address answers there
+    // (a lab address is handed out again once its host is gone).
+    const initialized = (d: string) => fs.statSync(path.join(d, "cluster")).mtimeMs;
+    return matching.sort((a, b) => initialized(b) - initialized(a))[0];
 }
 
 type Props = Record<string, any>;
