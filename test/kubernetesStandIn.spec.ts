@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { KubernetesStandIn, listObjects } from "./support/engine/kubernetesStandIn";
+import { clusterDirFor, KubernetesStandIn, listObjects } from "./support/engine/kubernetesStandIn";
 
 const ENDPOINT = "10.231.7.200:16443";
 const CAHASH = "5f".repeat(32);
@@ -239,5 +239,22 @@ describe("Kubernetes provider stand-in", function () {
             assert.deepEqual(k8s.diff(T("Secret"), secret("YQ=="), secret("Yg==")).replaces, ["data"]);
             assert.deepEqual(k8s.diff(T("Deployment"), { ...d, metadata: { name: "web" } }, { ...d, metadata: { name: "web", namespace: "default" } }).changes, "none");
         });
+    });
+
+    it("of two cluster states at one address (a destroyed cluster's stays behind), the one initialized last answers", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-standin-endpoint-"));
+        try {
+            for (const [name, age] of [["old", 60], ["new", 0], ["elsewhere", 0]] as const) {
+                fs.mkdirSync(path.join(root, name));
+                const file = path.join(root, name, "cluster");
+                fs.writeFileSync(file, `endpoint=${name === "elsewhere" ? "10.0.0.9" : "10.0.0.10"}:6443\n`);
+                const when = new Date(Date.now() - age * 1000);
+                fs.utimesSync(file, when, when);
+            }
+            assert.equal(clusterDirFor(root, "10.0.0.10:6443"), path.join(root, "new"));
+            assert.equal(clusterDirFor(root, "10.0.0.11:6443"), undefined);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 });
