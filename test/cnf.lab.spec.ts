@@ -16,7 +16,8 @@ const CLUSTER = "cv";
 
 describe("Kubernetes VIM, tenants and CNFs on lab hosts (seed 003): the real program through the test engine", function () {
     this.timeout(600_000);
-    const suite = useLab([], { secrets: () => [cluster?.outputs()?.vimToken, ...Object.values(cluster?.outputs()?.tenantTokens ?? {})].filter(Boolean) as string[] });
+    const tokens = new Set<string>();
+    const suite = useLab([], { secrets: () => [...tokens] });
     let cluster: LabStack;
     const clusterDir = () => path.join(suite.lab.clusterState, CLUSTER);
     const objects = (kind: string, namespace?: string) => listObjects(clusterDir(), { kind, namespace });
@@ -27,8 +28,10 @@ describe("Kubernetes VIM, tenants and CNFs on lab hosts (seed 003): the real pro
             packageDir: path.join(PROJECT_DIR, "examples/cnf-package"),
             cnf: { manifests: ["Files/kubernetes/deployment.yaml", "Files/kubernetes/service.yaml", "Files/kubernetes/pod.yaml"], vim, ...cnf },
         });
-    const adminVim = () => ({ ...cluster.outputs().vim, token: cluster.outputs().vimToken });
-    const tenantVim = () => ({ ...cluster.outputs().vim, token: cluster.outputs().tenantTokens["team-a"] });
+    /** A VIM from the cluster's outputs; every token seen is one the captured output must not hold. */
+    const vimWith = (token: string) => (tokens.add(token), { ...cluster.outputs().vim, token });
+    const adminVim = () => vimWith(cluster.outputs().vimToken);
+    const tenantVim = () => vimWith(cluster.outputs().tenantTokens["team-a"]);
 
     before(function () {
         if (!suite.lab) this.skip();
@@ -115,5 +118,21 @@ describe("Kubernetes VIM, tenants and CNFs on lab hosts (seed 003): the real pro
         assert.ok(!objects("Namespace").some((n) => n.metadata.name === "cnf-owned"), "its namespace goes with it");
         const stranger = cnfStack("cnf-stranger", { ...adminVim(), token: "not-a-token-of-this-cluster" }, { namespace: "cnf-a" });
         assert.match((await failure(suite, () => stranger.up())).message, /Unauthorized/);
+    });
+
+    it("a heal of the entire cluster makes a new cluster: new CA and tokens in the VIM outputs; a CNF on the old token is refused, on the new one it runs", async () => {
+        const before = { ...adminVim() };
+        cluster.set("heal.generation", 1);
+        await cluster.up();
+        const after = adminVim();
+        assert.notEqual(after.caCertificate, before.caCertificate, "a new cluster CA");
+        assert.notEqual(after.token, before.token, "a new token from the new cluster's token controller");
+        assert.ok(cluster.outputs().tenantTokens["team-a"], "the tenant's account made again");
+        const stale = cnfStack("cnf-stale", before, { namespace: "cnf-a" });
+        assert.match((await failure(suite, () => stale.up())).message, /x509: certificate signed by unknown authority|Unauthorized/);
+        const fresh = cnfStack("cnf-fresh", tenantVim(), { namespace: "cnf-a" });
+        await fresh.up();
+        assert.equal(podNames("cnf-a").length, 2);
+        await fresh.destroy();
     });
 });

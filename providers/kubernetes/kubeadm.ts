@@ -73,6 +73,23 @@ export function onControlPlane<T>(hosts: Hosts, candidates: ControlPlaneRef[], f
 }
 
 /**
+ * As {@link onControlPlane}, for a step leaving a cluster that may be going away itself (an entire heal resets
+ * the masters while the workers' memberships go): when `fn` fails on a host that has stopped being a
+ * control-plane node meanwhile, there is no cluster left to leave, and the answer is undefined.
+ */
+export function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
+    return onControlPlane(hosts, candidates, async (cp, ref) => {
+        try {
+            return await fn(cp, ref);
+        } catch (e) {
+            if (await isControlPlane(cp)) throw e;
+            console.log(`${ref.name} stopped being a control-plane node meanwhile: the cluster is going away`);
+            return undefined;
+        }
+    });
+}
+
+/**
  * Runs `fn` on the first of `candidates` that answers and is a control-plane node. Undefined when every one
  * answered and none is one any more (the cluster is gone); a ConnectError when none could tell.
  */

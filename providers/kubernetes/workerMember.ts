@@ -11,7 +11,7 @@ import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
 import { changeService, validateService } from "./nodeService";
-import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, onControlPlaneWhileThere, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -36,7 +36,8 @@ interface WorkerMemberState {
 
 export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
     kind: "WorkerMember",
-    version: "3",
+    // 4: leaving a cluster that an entire heal resets meanwhile is no failure (stored code runs the delete).
+    version: "4",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,
@@ -82,7 +83,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
     },
     async deleteAcross(hosts, outs) {
         const timeout = outs.drainTimeoutSeconds;
-        await onControlPlane(hosts, outs.controlPlanes, async (cp) => {
+        await onControlPlaneWhileThere(hosts, outs.controlPlanes, async (cp) => {
             if ((await nodeStatus(cp, outs.nodeName)) === undefined) return;
             try {
                 await drainNode(cp, outs.nodeName, timeout);
