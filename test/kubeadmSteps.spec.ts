@@ -38,7 +38,7 @@ class World {
     readonly scriptEnvs: Record<string, string>[] = [];
     private uploaded = "";
     /** How a drain ends: kubectl's messages (drain.go) for its global timeout and for a pod no controller manages. */
-    drainEnds: "drained" | "timeout" | "unmanaged" = "drained";
+    drainEnds: "drained" | "timeout" | "unmanaged" | "resetMeanwhile" = "drained";
 
     machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
         const files = state === "fresh" ? [] : state === "worker" ? [KUBELET_CONF] : [KUBELET_CONF, ADMIN_CONF, MANIFEST];
@@ -116,6 +116,11 @@ class World {
         if ((match = /^kubectl --kubeconfig \S+ drain (\S+) .*--timeout=(\d+)s$/.exec(text))) {
             const [, name, seconds] = match;
             if (this.drainEnds === "timeout") return fail(`error: unable to drain node "${name}" due to error: [error when evicting pods/"web-0" -n "default": global timeout reached: ${seconds}s], continuing command...`);
+            if (this.drainEnds === "resetMeanwhile") {
+                // kubeadm reset on the master (an entire heal) while kubectl waits: its admin.conf is gone.
+                m.files.clear();
+                return fail("error: unable to drain node: the server has asked for the client to provide credentials");
+            }
             if (this.drainEnds === "unmanaged") return fail(`error: unable to drain node "${name}" due to error: cannot delete Pods that declare no controller (use --force to override): default/lonely, continuing command...`);
             return ok(`node/${name} cordoned\nnode/${name} drained`);
         }
@@ -241,6 +246,19 @@ describe("kubeadm steps against a scripted cluster", () => {
             w.etcd.delete("m-0");
             await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
             assert.deepEqual(joins(w, m1.host), ["reset"]);
+        });
+
+        it("worker delete while an entire-cluster heal resets the master under it: the drain fails as the cluster goes, which is no failure; the worker is reset", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const worker = w.machine("10.0.0.7", "w-0", "worker");
+            w.drainEnds = "resetMeanwhile";
+            const outs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(m0.host)], drainTimeoutSeconds: 60, nodeStatus: "Ready" };
+            await workerMemberStep.deleteAcross!(w.hosts(), outs);
+            assert.deepEqual(joins(w, worker.host), ["reset"]);
+            w.machine("10.0.0.5", "m-0", "master");
+            w.drainEnds = "timeout";
+            await assert.rejects(workerMemberStep.deleteAcross!(w.hosts(), outs), /drain of w-0 failed, so the node and its VM stay/, "a drain failing on a live control plane still fails");
         });
 
         it("master-0 right after init is a member already, asked of itself: its peers have not joined yet", async () => {
