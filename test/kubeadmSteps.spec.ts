@@ -253,7 +253,7 @@ describe("kubeadm steps against a scripted cluster", () => {
             const m0 = w.machine("10.0.0.5", "m-0", "master");
             const worker = w.machine("10.0.0.7", "w-0", "worker");
             w.drainEnds = "resetMeanwhile";
-            const outs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(m0.host)], drainTimeoutSeconds: 60, nodeStatus: "Ready" };
+            const outs = { ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: "10.0.0.5:6443", caCertHash: HASH, controlPlanes: [w.ref(m0.host)], drainTimeoutSeconds: 60, nodeStatus: "Ready" as const };
             await workerMemberStep.deleteAcross!(w.hosts(), outs);
             assert.deepEqual(joins(w, worker.host), ["reset"]);
             w.machine("10.0.0.5", "m-0", "master");
