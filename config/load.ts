@@ -53,6 +53,19 @@ export interface ParseOptions extends ResolveOptions {
     isSecretKey?: SecretKeyTest;
 }
 
+/**
+ * {@link parseVnfConfig} of a config converted from a request: its problems are named by `rename` (the request's
+ * own field paths) before they are thrown.
+ */
+export function parseConvertedConfig(raw: Record<string, unknown>, options: ParseOptions, source: string, rename: (p: ConfigProblem) => ConfigProblem): LoadedVnf {
+    try {
+        return parseVnfConfig(raw, options, source);
+    } catch (e) {
+        if (e instanceof ConfigError) throw new ConfigError(e.problems.map(rename), source);
+        throw e;
+    }
+}
+
 /** Validates a configuration object (keys without the `k8s-vnf:` prefix). Throws {@link ConfigError}. */
 export function parseVnfConfig(raw: Record<string, unknown>, options: ParseOptions, source?: string): LoadedVnf {
     const parsed = StackConfigSchema.safeParse(raw);

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { cidr, endpoint, hostOrIp, identifier, ipAddress, packagePath, port, proxyUrl, remotePath, secretText, username } from "./fields";
-import { findSecrets, LoadedVnf, parseVnfConfig, SecretLocation, zodProblems } from "./load";
+import { findSecrets, LoadedVnf, parseConvertedConfig, SecretLocation, zodProblems } from "./load";
 import { FLAVOUR_DEFAULTS } from "./resolve";
 import { ConfigError, ConfigProblem } from "./spec";
 import { fillIndices, isPlaceholder, setAt, TACKER_FIELDS, tackerPathOf, valuesAt } from "./tackerMap";
@@ -298,13 +298,7 @@ export function convertInstantiateRequest(body: unknown, options: ConvertOptions
     if (options.packageDir !== undefined) set("packageDir", options.packageDir);
 
     if (problems.length) throw new ConfigError(problems, source);
-    let loaded: LoadedVnf;
-    try {
-        loaded = parseVnfConfig(config, { stackName: options.stackName, baseDir: options.baseDir, requirePackageFiles: options.packageDir !== undefined }, source);
-    } catch (e) {
-        if (e instanceof ConfigError) throw new ConfigError(e.problems.map(toTackerPath), source);
-        throw e;
-    }
+    const loaded = parseConvertedConfig(config, { stackName: options.stackName, baseDir: options.baseDir, requirePackageFiles: options.packageDir !== undefined }, source, toTackerPath);
     warnings.push(...loaded.warnings.map(toTackerPath));
     writeNormalizedCidrs(config, loaded);
     return { config, secrets: findSecrets(config), ignored, defaulted, warnings, loaded };

@@ -4,7 +4,7 @@
  * not in the request: the caller (the LCM service) resolves `vimConnectionInfo` to them.
  */
 import { isDnsLabel } from "./fields";
-import { findSecrets, parseVnfConfig } from "./load";
+import { findSecrets, parseConvertedConfig } from "./load";
 import { ConfigError, ConfigProblem } from "./spec";
 import type { ConversionResult, ConvertOptions } from "./tacker";
 
@@ -61,13 +61,7 @@ export function convertCnfInstantiateRequest(req: { flavourId: string; additiona
             vim: options.vim,
         },
     };
-    let loaded;
-    try {
-        loaded = parseVnfConfig(config, { stackName: options.stackName, baseDir: options.baseDir, requirePackageFiles: options.packageDir !== undefined }, source);
-    } catch (e) {
-        if (e instanceof ConfigError) throw new ConfigError(e.problems.map(toRequestPath), source);
-        throw e;
-    }
+    const loaded = parseConvertedConfig(config, { stackName: options.stackName, baseDir: options.baseDir, requirePackageFiles: options.packageDir !== undefined }, source, toRequestPath);
     warnings.push(...loaded.warnings.map(toRequestPath));
     return { config, secrets: findSecrets(config), ignored, defaulted: [], warnings, loaded };
 }

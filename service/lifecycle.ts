@@ -229,16 +229,17 @@ export class Lifecycle {
                 throw e;
             }
         };
+        // What an update of this instance carries over: the config before (for rollback) and its VIMs.
+        const keep = { previousConfig: current, vimId: instance.__vimId as string | undefined, kubernetesVimId: instance.__kubernetesVimId as string | undefined };
         // An operation of several updates: each config checked, the config before kept for rollback.
         const checked = (config: Record<string, unknown>, source: string) => (check(config, source), config);
         const staged = ({ stages, config }: { stages: Record<string, unknown>[]; config: Record<string, unknown> }, source: string): Plan => {
             for (const c of [...stages, config]) check(c, source);
-            return { stages, config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+            return { ...keep, stages, config };
         };
         if (cnf && ["OPERATE", "CHANGE_EXT_CONN", "CHANGE_FLAVOUR"].includes(operation)) {
             throw conflict(`VNF instance ${instance.id} is a CNF: it has no VMs (${operation.toLowerCase()}); scale, heal or terminate it`);
         }
-        const keep = { previousConfig: current, vimId: instance.__vimId as string | undefined, kubernetesVimId: instance.__kubernetesVimId as string | undefined };
         switch (operation) {
             case "INSTANTIATE": {
                 if (cnfRequests().isCnfInstantiateRequest(params)) {
@@ -282,7 +283,7 @@ export class Lifecycle {
                 if (count > range.max) throw new ProblemError(400, `numberOfSteps: ${params.type} by ${steps} would make ${count} workers, above the maximum ${range.max}`);
                 const config = { ...current, workers: { ...workers, count } };
                 check(config, "scale request");
-                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+                return { ...keep, config };
             }
             case "SCALE_TO_LEVEL": {
                 if (cnf) return { ...keep, config: checked(planCnfScaleToLevel(current!, this.cnfs.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale_to_level request") };
@@ -303,7 +304,7 @@ export class Lifecycle {
                 const count = range.min + level.scaleLevel;
                 const config = { ...current, workers: { ...workers, count } };
                 check(config, "scale_to_level request");
-                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+                return { ...keep, config };
             }
             case "HEAL": {
                 if (cnf) return { ...keep, config: checked(planCnfHeal(current!, instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [], params, new Date().toISOString()), "heal request") };
@@ -321,7 +322,7 @@ export class Lifecycle {
                 });
                 const config = { ...current, heal: targets.length ? { ...heal, nodes } : { ...heal, generation: heal.generation + 1 } };
                 check(config, "heal request");
-                return { config, previousConfig: current, vimId: instance.__vimId as string | undefined };
+                return { ...keep, config };
             }
             case "OPERATE": {
                 const operate: Body = { vnfState: "STARTED", drained: false, ...((current?.operate as Body) ?? {}) };
