@@ -5,8 +5,6 @@
  * Pulumi's rules. Nothing here wires a step's inputs.
  */
 import { strict as assert } from "node:assert";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { parseVnfConfig } from "../config/load";
 import { planFlavourChange } from "../service/flavourChange";
 import { Lab } from "./lab/lab";
@@ -14,36 +12,7 @@ import { FakeOpenStack } from "./support/fakeOpenStack";
 import { LabStack } from "./support/labStack";
 import { failure, LabSuite, useLab } from "./support/labSuite";
 import { PROJECT_DIR } from "./support/program";
-
-/** The stand-ins' shared cluster state of one stack (see test/lab/stand-ins/common.sh). */
-function clusterState(lab: Lab, stack: string) {
-    const dir = path.join(lab.clusterState, stack);
-    const list = (sub: string) => (fs.existsSync(path.join(dir, sub)) ? fs.readdirSync(path.join(dir, sub)).filter((f) => !f.includes(".")) : []).sort();
-    const kv = (file: string): Record<string, string> =>
-        Object.fromEntries(
-            fs
-                .readFileSync(file, "utf8")
-                .trim()
-                .split("\n")
-                .filter(Boolean)
-                .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-        );
-    return {
-        nodes: () => list("nodes"),
-        node: (name: string) => kv(path.join(dir, "nodes", name)),
-        setNode: (name: string, key: string, value: string) => {
-            const file = path.join(dir, "nodes", name);
-            const entries = { ...kv(file), [key]: value };
-            fs.writeFileSync(file, Object.entries(entries).map(([k, v]) => `${k}=${v}\n`).join(""));
-        },
-        labels: (name: string) => kv(path.join(dir, "labels", name)),
-        etcdMembers: () => list("etcd"),
-        etcdId: (name: string) => fs.readFileSync(path.join(dir, "etcd", name), "utf8").trim(),
-        calls: () => fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n"),
-        applied: () => fs.readFileSync(path.join(dir, "applied"), "utf8").trim().split("\n"),
-        blockDrain: (name: string, on: boolean) => (on ? fs.writeFileSync(path.join(dir, "drain-blocked", name), "") : fs.rmSync(path.join(dir, "drain-blocked", name), { force: true })),
-    };
-}
+import { clusterState } from "./support/clusterState";
 
 /** HAProxy's runtime admin state of each backend server on a master: 0 = ready, 1 = maintenance. */
 async function backendStates(suite: LabSuite, master: string): Promise<Record<string, string>> {

@@ -114,6 +114,10 @@ ln -s /proc/self/fd "$root/dev/fd"
 ln -s /proc/self/fd/0 "$root/dev/stdin"
 ln -s /proc/self/fd/1 "$root/dev/stdout"
 ln -s /proc/self/fd/2 "$root/dev/stderr"
+# POSIX shared memory, as systemd mounts it at boot (mount-setup.c: tmpfs, mode 1777): Python's
+# multiprocessing locks (ansible-playbook's worker processes) live there.
+mkdir "$root/dev/shm"
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
 # The disks, as the kernel and udev show a VM's virtio disks: /dev/vdX, and for a Cinder volume the link
 # udev's 60-persistent-storage.rules makes from the virtio serial (the volume id cut to 20 characters).
 if [[ -f "$dir/devices" ]]; then
@@ -125,9 +129,10 @@ if [[ -f "$dir/devices" ]]; then
         fi
     done <"$dir/devices"
 fi
-# /sys holds only the cgroup hierarchies (no sysfs: the machine's devices are none of the host's business);
-# read-only, as systemd mounts /sys/fs/cgroup's tmpfs.
+# /sys holds only the cgroup hierarchies and the host's network interfaces (no whole sysfs: the machine's
+# devices are none of the host's business); read-only, as systemd mounts /sys/fs/cgroup's tmpfs.
 mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs "$root/sys"
+mkdir -p "$root/sys/class/net" "$root/sys/devices/virtual/net"
 if [[ "$(stat -f -c %T /sys/fs/cgroup)" == cgroup2fs ]]; then
     mkdir "$root/sys/fs" "$root/sys/fs/cgroup"
     mount -o remount,ro,bind "$root/sys"
@@ -148,6 +153,16 @@ else
         fi
     done <"$dir/cgroups"
 fi
+# A sysfs mounted in this network namespace lists its own interfaces only (sysfs tags net devices with their
+# namespace): its class/net and the devices its links point to, as a VM has them. `ip` needs none of it, but
+# Ansible's network facts (ansible_all_ipv4_addresses, which kubespray checks every node's `ip` against) list
+# the interfaces from /sys/class/net.
+sysfs="$(mktemp -d)"
+mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$sysfs"
+mount --bind "$sysfs/class/net" "$root/sys/class/net"
+mount --bind "$sysfs/devices/virtual/net" "$root/sys/devices/virtual/net"
+umount "$sysfs"
+rmdir "$sysfs"
 mount -t tmpfs -o mode=0755 tmpfs "$root/run"
 mkdir -p "$root/run/sshd"
 mkdir -m 1777 "$root/run/lock"

@@ -47,8 +47,13 @@ CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
 # registry's certificate and `s_client` requests to it; containernetworking-plugins: the provider of the virtual
 # container-network-stack that skopeo's golang-github-containers-common depends on (debootstrap does not pick
 # providers of virtual packages; these are the CNI plugins, as apt would choose); curl: what the registry step
-# checks /v2/ with (an Ubuntu cloud image has it).
-PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl"
+# checks /v2/ with (an Ubuntu cloud image has it). ansible: Debian's Ansible 7.7 (the community collections kubespray
+# needs, e.g. ansible.utils for its `ipaddr` netaddr check, over ansible-core 2.14, which it pulls in; kubespray
+# v2.23's requirements.txt pins ansible==7.6.0), python3-netaddr and python3-jmespath (kubespray's
+# requirements.txt pins netaddr and jmespath), python3-cffi-backend (the provider of the virtual cffi API that
+# python3-cryptography depends on, which debootstrap does not pick), sshpass: ansible-playbook's password logins (ansible_password).
+# The kubespray stand-in (stand-ins/kubespray) runs on them.
+PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl,ansible,ansible-core,python3-netaddr,python3-jmespath,python3-cffi-backend,sshpass"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "lab: $*" >&2; exit 1; }

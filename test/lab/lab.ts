@@ -330,7 +330,9 @@ export class Lab {
     async inside(name: string, command: string, options: { input?: string | Buffer } = {}): Promise<string> {
         const pid = fs.readFileSync(path.join(this.host(name).dir, "sshd.pid"), "utf8").trim();
         const root = path.join(this.host(name).dir, "merged");
-        const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "chroot", root, "bash", "-c", command], { maxBuffer: 16 << 20 });
+        // root's PATH on Debian, whatever the caller's (the stand-in Pulumi CLI runs the engine with no sbin in it).
+        const rootPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "/usr/sbin/chroot", root, "/usr/bin/env", rootPath, "bash", "-c", command], { maxBuffer: 16 << 20 });
         child.child.stdin!.on("error", () => undefined);
         child.child.stdin!.end(options.input ?? "");
         return (await child).stdout;

@@ -118,7 +118,11 @@ export class LabStack {
             labDescriptor: this.lab.descriptorFile,
             onServer: this.options.onServer,
             onEvent: (e) => this.record(e),
-            onOutput: (line) => this.output.push(line),
+            onOutput: (line) => {
+                this.output.push(line);
+                // K8S_VNF_LAB_OUTPUT=1 shows what the steps print as they run (a lab test being debugged).
+                if (process.env.K8S_VNF_LAB_OUTPUT) process.stderr.write(`${line}\n`);
+            },
         };
         return fn(run);
     }
