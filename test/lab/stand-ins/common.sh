@@ -20,6 +20,9 @@
 #                             (test/support/engine/kubernetes/), which also create the bootstrap namespaces and
 #                             RBAC roles on first use; they read nodes/ and labels/ to schedule pods
 #   $STATE/objects/.resourceVersion  the cluster's last resourceVersion (one counter, as etcd's revision)
+#   $STATE/configmaps/NS/NAME.yaml
+#                             the ConfigMaps kubeadm's addons make, as `kubectl get configmap -o yaml` prints
+#                             them (kube-proxy's: written by `kubeadm init`, replaced by kubespray through kubectl)
 #   $STATE/drain-blocked/NAME a pod disruption budget that blocks draining NAME (test knob)
 #   $STATE/delay              seconds each `kubeadm init`/`join` takes (bench knob), default 0
 #   $STATE/calls              "HOST TOOL ARGS..." for every call
@@ -64,16 +67,21 @@ set_kv() {
     mv -f "$tmp" "$file"
 }
 
-# yaml_value FILE KEY: the scalar after "KEY:" (first occurrence); for a list, its first item.
+# yaml_value FILE KEY: the scalar after "KEY:" (first occurrence); for a list, its first item. A quoted scalar
+# ('...' or "...", as kubespray's templates write some) is given without its quotes.
 yaml_value() {
     awk -v k="$2" '
-        found && /^[[:space:]]*- / { sub(/^[[:space:]]*- /, ""); print; exit }
+        function unquote(v) {
+            if (v ~ /^'"'"'.*'"'"'$/ || v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
+            return v
+        }
+        found && /^[[:space:]]*- / { sub(/^[[:space:]]*- /, ""); print unquote($0); exit }
         found { exit }
         {
             line = $0; sub(/^[[:space:]]+/, "", line)
             if (index(line, k ":") == 1) {
-                v = substr(line, length(k) + 2); sub(/^[[:space:]]+/, "", v)
-                if (v != "") { print v; exit }
+                v = substr(line, length(k) + 2); sub(/^[[:space:]]+/, "", v); sub(/[[:space:]]+$/, "", v)
+                if (v != "") { print unquote(v); exit }
                 found = 1
             }
         }' "$1"
