@@ -163,6 +163,18 @@ describe("private registry on lab hosts (seed 002): the real program through the
         assert.equal(await kubeletPull(suite.lab, "rc-worker-1", `${httpsIp}:5000/${IMAGE}`), image.configDigest);
     });
 
+    it("a worker whose Node was deleted is reset and joins again, and keeps its registry login (kubeadm reset empties /var/lib/kubelet)", async () => {
+        await inside("rc-master-0", `kubectl --kubeconfig /etc/kubernetes/admin.conf delete node ${WORKER}`);
+        await cluster.refresh();
+        const callsBefore = fs.readFileSync(path.join(suite.lab.clusterState, "rc", "calls"), "utf8").trim().split("\n").length;
+        await cluster.up();
+        const own = fs.readFileSync(path.join(suite.lab.clusterState, "rc", "calls"), "utf8").trim().split("\n").slice(callsBefore).filter((c) => c.startsWith(`${WORKER} kubeadm `));
+        assert.deepEqual(own.map((c) => c.split(" ").slice(1, 3).join(" ")), ["kubeadm reset", "kubeadm join"]);
+        assert.equal(await inside(WORKER, "stat -c %a /var/lib/kubelet/config.json"), "600\n");
+        await inside(WORKER, `ctr -n k8s.io images rm '${httpsIp}:5000/${IMAGE}' >/dev/null`);
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), image.configDigest, "the login still works");
+    });
+
     it("drift: a registry's hosts.toml deleted on a node is found by refresh and written again by the next up", async () => {
         await inside(WORKER, `rm -rf '/etc/containerd/certs.d/${httpIp}:5000'`);
         await cluster.refresh();

@@ -245,9 +245,18 @@ export async function kubeadmJoin(node: SshSession, settings: JoinSettings, cred
     await kubeadmWithConfig(node, "join", JOIN_CONFIG_FILE, joinConfiguration(settings, credentials), []);
 }
 
-/** `kubeadm reset` on a node leaving the cluster (its own etcd member goes too when it can reach etcd). */
+/**
+ * `kubeadm reset` on a node leaving the cluster or joining it again (its own etcd member goes too when it can
+ * reach etcd). Reset empties /var/lib/kubelet (reset.go's cleanup of the kubelet's directory), where the node's
+ * registry logins are the kubelet's credentials file: that file is the RegistryConnections step's, which does
+ * not run again for a rejoin, so it is kept across the reset.
+ */
 export async function kubeadmReset(node: SshSession): Promise<void> {
-    await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
+    const credentials = "/var/lib/kubelet/config.json";
+    await node.exec(
+        sh`kept="$(mktemp)"; trap 'rm -f "$kept"' EXIT; cp -p ${credentials} "$kept" 2>/dev/null || rm -f "$kept"; kubeadm reset -f && rm -rf /etc/cni/net.d && if [ -f "$kept" ]; then install -D -m 0600 "$kept" ${credentials}; fi`,
+        { sudo: true },
+    );
 }
 
 /**
