@@ -1,11 +1,10 @@
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { RegistrySpec } from "../config/spec";
 import { RegistryServer } from "../providers/registry/registryServer";
 import { SecurityGroup, sshAndPortRules } from "./securityGroups";
 import { REGISTRY_ROOT, registryConfig } from "./registryPlan";
+import { sha256Of } from "./fileDigest";
 import { Server } from "./server";
 import { volumeSerial } from "./storagePlan";
 import { VnfcResource, vnfcOf } from "./vnfc";
@@ -90,15 +89,4 @@ export class PrivateRegistry extends pulumi.ComponentResource {
         this.vnfcResources = pulumi.all([vnfcOf(this.server, `${spec.name}-registry`, "PrivateRegistryVDU", spec.connectionPoint)]);
         this.registerOutputs({ endpoint: this.endpoint, vnfcResources: this.vnfcResources });
     }
-}
-
-/** The SHA-256 of a file, streamed (image archives run to gigabytes). */
-function sha256Of(file: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-        const hash = createHash("sha256");
-        createReadStream(file)
-            .on("data", (chunk) => hash.update(chunk))
-            .on("end", () => resolve(hash.digest("hex")))
-            .on("error", reject);
-    });
 }

@@ -2,6 +2,7 @@
  * Relations between fields, flavour defaults and fallbacks: turns a shape-checked {@link StackConfig} into a
  * {@link VnfSpec}, or reports every problem it finds with its field path.
  */
+import { kubesprayRelease } from "./kubesprayReleases";
 import { isIP } from "node:net";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -242,17 +243,27 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         const k = config.kubespray;
         if (!k.password && !sshKey) c.fail("kubespray.password", "no way to log in: set a password (as a secret) or `ssh.privateKey`");
         if (k.host && k.server) c.fail("kubespray.server", "give either an existing host or a server to create, not both");
+        const release = kubesprayRelease(k.version);
+        if ("problem" in release) c.fail("kubespray.version", release.problem);
+        if (config.heal.nodes && Object.keys(config.heal.nodes).some((n) => n.startsWith("master-"))) {
+            c.fail("heal.nodes", "kubespray has no playbook that replaces a control-plane node: heal the entire cluster (heal.generation)");
+        }
         kubespray = {
             host: k.host,
             username: k.username,
             password: k.password,
             kubesprayRoot: k.kubesprayRoot,
+            version: k.version,
+            releaseFile: k.releaseFile && files.check("kubespray.releaseFile", k.releaseFile, KUBESPRAY_RELEASE),
+            playbookTimeoutMinutes: k.playbookTimeoutMinutes,
             inventoryPath: k.inventoryPath ?? `/var/lib/k8s-vnf/inventory/${name}`,
             server: k.host ? undefined : resolveServer(config, "kubespray.server", {
                 networkId: masters.server.networkId || undefined,
                 username: k.username,
                 password: k.password,
-                enablePasswordLogin: false,
+                // The stack makes this VM for its own logins: cloud-init creates the user (`ansible` in Tacker's
+                // requests, no image's default user) with its password.
+                enablePasswordLogin: Boolean(k.password),
                 ...k.server,
             }, c, sshKey),
         };
@@ -529,6 +540,8 @@ const PV_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT },
 const KUBERNETES_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: () => undefined };
 const CA_CERTIFICATE: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemCertificate };
 const PRIVATE_KEY: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemPrivateKey };
+/** A kubespray release archive: a gzip stream (RFC 1952's magic bytes); only its head is read. */
+const KUBESPRAY_RELEASE: PackageFileKind = { read: { head: 2 }, check: (head) => (head === "\x1f\x8b" ? undefined : "is not a gzip archive (kubespray-<version>.tar.gz)") };
 /** An image archive runs to gigabytes: only its first tar header (512 bytes) is read here. */
 const IMAGE_ARCHIVE: PackageFileKind = { read: { head: 512 }, check: checkImageTar };
 

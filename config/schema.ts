@@ -272,6 +272,9 @@ export const PrivateRegistrySchema = z
     })
     .strict();
 
+/** The kubespray release installed when config names none: the newest at the time of writing (2026-04). */
+export const DEFAULT_KUBESPRAY_VERSION = "v2.31.0";
+
 export const KubesprayAnsibleSchema = z
     .object({
         /** Address of an existing Ansible server; left out, the stack creates one. */
@@ -280,6 +283,16 @@ export const KubesprayAnsibleSchema = z
         password: secretText.optional(),
         /** Kubespray checkout on the Ansible server. */
         kubesprayRoot: remotePath.default("/opt/kubespray"),
+        /** Kubespray release installed there (a tag, `v2.31.0`). */
+        version: z
+            .string()
+            .regex(/^v?\d+\.\d+\.\d+$/, "must be a kubespray release tag such as v2.31.0")
+            .transform((v) => (v.startsWith("v") ? v : `v${v}`))
+            .default(DEFAULT_KUBESPRAY_VERSION),
+        /** That release's archive (GitHub's `kubespray-<version>.tar.gz`) in the package, for sites without access to GitHub. */
+        releaseFile: packagePath.optional(),
+        /** Minutes one playbook run may take before its step fails. */
+        playbookTimeoutMinutes: z.number().int().min(5).max(24 * 60).default(60),
         /** Where the generated inventory goes; default `/var/lib/k8s-vnf/inventory/<vnf name>`. */
         inventoryPath: remotePath.optional(),
         /** Where the Ansible server VM goes when the stack creates it. */

@@ -95,6 +95,11 @@ export interface KubesprayAnsibleSpec {
     username: string;
     password?: string;
     kubesprayRoot: string;
+    /** The release tag, `v2.31.0`. */
+    version: string;
+    /** Absolute path of the release archive on this machine; undefined: downloaded from GitHub by the Ansible server. */
+    releaseFile?: string;
+    playbookTimeoutMinutes: number;
     inventoryPath: string;
     /** The Ansible server VM the stack creates when no host was given. */
     server?: ServerSpec;

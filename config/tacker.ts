@@ -3,6 +3,8 @@
  * config, and validates the result with the same model the program uses. Problems are reported with the
  * request's own field paths.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { z } from "zod";
 import { cidr, endpoint, hostOrIp, identifier, ipAddress, packagePath, port, proxyUrl, remotePath, secretText, username } from "./fields";
 import { findSecrets, LoadedVnf, parseConvertedConfig, SecretLocation, zodProblems } from "./load";
@@ -285,6 +287,14 @@ export function convertInstantiateRequest(body: unknown, options: ConvertOptions
         if (cluster.ansible && isPlaceholder(cluster.ansible.ip_address)) {
             warnings.push({ path: `${K}.ansible.ip_address`, message: "no Ansible server given: the stack creates one (kubespray.server)" });
         }
+        if (cluster.ansible && options.packageDir !== undefined) {
+            const release = packagedKubesprayRelease(path.resolve(options.baseDir, options.packageDir));
+            if (release && "problem" in release) problems.push({ path: `${K}.ansible`, message: release.problem });
+            else if (release) {
+                set("kubespray.version", release.version);
+                set("kubespray.releaseFile", release.file);
+            }
+        }
     } else if (registry) {
         set("vnfKind", "registry");
         if (req.flavourId !== "simple") problems.push({ path: "flavourId", message: `${req.flavourId} is not a flavour of the registry VNF (simple)` });
@@ -360,4 +370,19 @@ export function namesPackageFiles(config: Record<string, unknown>): boolean {
         !!(registry?.imageFile || registry?.preloadImages?.length || registry?.tls?.certificateFile || registry?.tls?.privateKeyFile) ||
         !!(config.cnf as { manifests?: unknown[] } | undefined)?.manifests?.length
     );
+}
+
+/** Where a VNF package for a site without access to GitHub carries the kubespray release (GitHub's archive name). */
+const KUBESPRAY_RELEASE_DIR = "Files/kubespray";
+
+/**
+ * The kubespray release a VNF package carries, as `Files/kubespray/kubespray-<version>.tar.gz`: the stack
+ * installs that release from the package instead of downloading the default one. Undefined when it has none.
+ */
+function packagedKubesprayRelease(packageDir: string): { version: string; file: string } | { problem: string } | undefined {
+    const dir = path.join(packageDir, KUBESPRAY_RELEASE_DIR);
+    const archives = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /^kubespray-\d+\.\d+\.\d+\.tar\.gz$/.test(f)) : [];
+    if (archives.length > 1) return { problem: `the VNF package holds several kubespray releases in ${KUBESPRAY_RELEASE_DIR} (${archives.join(", ")}): keep one` };
+    if (!archives.length) return undefined;
+    return { version: `v${archives[0].slice("kubespray-".length, -".tar.gz".length)}`, file: `${KUBESPRAY_RELEASE_DIR}/${archives[0]}` };
 }

@@ -2,6 +2,12 @@
 # Helpers the Kubernetes node scripts share; each script is sent to the host with this file in front of it.
 set -euo pipefail
 
+# die MESSAGE: the step fails with MESSAGE (the end of stderr is what its error shows).
+die() {
+    echo "$*" >&2
+    exit 1
+}
+
 # svc ACTION NAME: systemd where it runs, the service's init script elsewhere.
 svc() {
     if [[ -d /run/systemd/system ]]; then
