@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ClusterSpec } from "../config/spec";
 import { ComputeApi } from "../providers/kubernetes/computeHost";
 import { KubeadmCluster } from "./kubeadmCluster";
+import { KubesprayInstall } from "./kubesprayInstall";
 import { caCertificateOf, controlPlaneEndpoint } from "./kubeadmPlan";
 import { KubernetesVim } from "./kubernetesVim";
 import { NodeGroup } from "./nodeGroup";
@@ -36,6 +37,8 @@ export class KubernetesCluster extends pulumi.ComponentResource {
     readonly ansibleServer?: Server;
     /** Kubernetes installed with kubeadm (absent when kubespray installs it). */
     readonly kubeadm?: KubeadmCluster;
+    /** Kubernetes installed by kubespray from the Ansible server. */
+    readonly kubespray?: KubesprayInstall;
     /** The cluster as a Kubernetes VIM, with its tenants (a kubeadm cluster's). */
     readonly vim?: KubernetesVim;
     /** Every VM with its ports, by stable VNFC id (the VM name). */
@@ -218,6 +221,13 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                     keyPairName: keyPair?.name,
                     metadata: { "k8s-vnf-role": "ansible" },
                 },
+                child,
+            );
+        }
+        if (spec.kubespray) {
+            this.kubespray = new KubesprayInstall(
+                `${name}-kubespray`,
+                { spec, masters: this.masters.nodes, workers: this.workers.nodes, ansibleServer: this.ansibleServer, externalLoadBalancer: this.externalLoadBalancer },
                 child,
             );
         }

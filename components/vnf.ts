@@ -35,7 +35,7 @@ export function buildVnf(spec: VnfSpec, environment: VnfEnvironment = {}, opts?:
         vnfKind: spec.kind,
         flavour: spec.flavour,
         controlPlaneEndpoint: cluster.controlPlaneEndpoint,
-        kubeconfig: cluster.kubeadm?.kubeconfig,
+        kubeconfig: cluster.kubeadm?.kubeconfig ?? cluster.kubespray?.kubeconfig,
         vip: cluster.vipPort?.allFixedIps.apply((ips) => ips[0]),
         masterAddresses: pulumi.all(cluster.masters.nodes.map((n) => n.address)),
         workerAddresses: pulumi.all(cluster.workers.nodes.map((n) => n.address)),

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import * as YAML from "yaml";
 import * as path from "node:path";
 import * as os from "node:os";
 import * as fs from "node:fs";
@@ -468,9 +469,85 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         }
     });
 
-    it("kubespray installs Kubernetes itself: no kubeadm steps", async () => {
-        const { graph } = await build("kubespray");
-        assert.equal(graph.resources.filter((r) => r.type.includes("dynamic/k8s-vnf")).length, 0);
+    it("kubespray: the release on the Ansible server, HAProxy on the LB before cluster.yml, an inventory from the stack, a membership per worker", async () => {
+        const { graph, outputs } = await build("kubespray");
+        const plain = (v: any) => (isSecret(v) ? v.value : v);
+        assert.deepEqual(
+            graph.resources.filter((r) => r.type.includes("dynamic/k8s-vnf")).map((r) => r.type.split(":").pop()).sort(),
+            ["AnsibleServer", "ExternalLoadBalancer", "KubesprayCluster", "KubesprayWorker", "KubesprayWorker"],
+            "kubespray installs Kubernetes itself: no kubeadm steps",
+        );
+        const ansible = graph.named("kubespray-kubespray-ansible");
+        assert.equal(ansible.inputs.version, "v2.31.0");
+        assert.deepEqual(ansible.inputs.ansibleCore, { min: "2.18.0", maxExclusive: "2.19.0" });
+        assert.equal(plain(ansible.inputs.connection).host, outputs.ansibleServerAddress, "the VM the stack made");
+        assert.equal(plain(ansible.inputs.connection).password, "a-pw");
+
+        const lb = graph.named("kubespray-kubespray-external-lb");
+        assert.equal(lb.inputs.apiPort, 8383);
+        assert.deepEqual(lb.inputs.controlPlanes, [{ name: "kubespray-master-0", address: outputs.masterAddresses[0] }]);
+        assert.deepEqual(lb.inputs.workers.map((w: { address: string }) => w.address), outputs.workerAddresses);
+
+        const cluster = graph.named("kubespray-kubespray-cluster");
+        assert.deepEqual(dependencyNames(cluster), ["kubespray-kubespray-external-lb"], "HAProxy runs before cluster.yml");
+        assert.equal(cluster.inputs.kubesprayRoot, "/opt/kubespray");
+        assert.equal(cluster.inputs.inventoryPath, "/var/lib/k8s-vnf/inventory/kubespray");
+        assert.equal(cluster.inputs.factsPlaybook, "playbooks/facts.yml");
+        const hosts = YAML.parse(cluster.inputs.hostsYaml);
+        assert.deepEqual(Object.keys(hosts.all.children.kube_control_plane.hosts), ["kubespray-master-0"]);
+        assert.deepEqual(Object.keys(hosts.all.children.etcd.hosts), ["kubespray-master-0"]);
+        assert.deepEqual(Object.keys(hosts.all.children.kube_node.hosts), ["kubespray-worker-0", "kubespray-worker-1"]);
+        assert.deepEqual(Object.keys(hosts.all.children.k8s_cluster.children).sort(), ["calico_rr", "kube_control_plane", "kube_node"]);
+        assert.doesNotMatch(cluster.inputs.hostsYaml, /pw|password/, "no credential in hosts.yaml");
+        const vars = YAML.parse(cluster.inputs.clusterVarsYaml);
+        const lbInside = graph.named("kubespray-external-lb-port-1");
+        assert.equal(vars.kube_pods_subnet, "192.168.0.0/16");
+        assert.equal(vars.loadbalancer_apiserver.port, 8383);
+        assert.match(vars.loadbalancer_apiserver.address, /^10\.10\.0\.\d+$/);
+        assert.notEqual(vars.loadbalancer_apiserver.address, outputs.externalLoadBalancerAddress, "the nodes reach it on its cluster-network port");
+        assert.ok(vars.supplementary_addresses_in_ssl_keys.includes(outputs.externalLoadBalancerAddress), "its outside address is in the API certificate");
+        assert.ok(lbInside);
+        assert.ok(isSecret(cluster.inputs.logins) && isSecret(cluster.inputs.firstMaster));
+        assert.deepEqual(plain(cluster.inputs.logins), { passwords: { "kubespray-master-0": "m-pw", "kubespray-worker-0": "w-pw", "kubespray-worker-1": "w-pw" } });
+        assert.deepEqual(cluster.opts.additionalSecretOutputs, ["connection", "proxyVarsYaml", "logins", "firstMaster", "adminKubeconfig"]);
+
+        const member = graph.named("kubespray-kubespray-worker-1-member");
+        assert.equal(member.inputs.nodeName, "kubespray-worker-1");
+        assert.deepEqual(member.inputs.removeNodeVars, ["skip_confirmation=true"]);
+        assert.deepEqual(plain(member.inputs.login), { passwords: { "kubespray-worker-1": "w-pw" } }, "a worker's login is its own");
+        assert.equal(member.opts.deleteBeforeReplace, true, "a healed worker leaves before its new VM joins under the same name");
+        assert.equal((member.opts.deletedWith as { constructor: { name: string } }).constructor.name, "KubesprayCluster");
+        assert.deepEqual(dependencyNames(member), ["kubespray-kubespray-cluster"]);
+
+        assert.ok(isSecret(outputs.kubeconfig) || typeof outputs.kubeconfig === "string");
+        const kubeconfig = YAML.parse(plain(outputs.kubeconfig));
+        assert.equal(kubeconfig.clusters[0].cluster.server, `https://${outputs.externalLoadBalancerAddress}:8383`, "the kubeconfig points at the LB");
+        assert.equal(kubeconfig.clusters[0].cluster["certificate-authority-data"], "Q0E=", "and keeps the cluster's CA");
+    });
+
+    it("kubespray: an Ansible server the request names is used as it is; with the stack's key the nodes' passwords only unlock sudo", async () => {
+        const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nstack-key-not-in-clear\n-----END OPENSSH PRIVATE KEY-----\n";
+        const { graph } = await build("kubespray", (raw) => {
+            raw.kubespray = { ...raw.kubespray, host: "10.10.0.9", server: undefined };
+            raw.ssh = { privateKey: key };
+        });
+        assert.equal(graph.ofType(T.instance).filter((r) => r.name.includes("ansible")).length, 0, "no Ansible VM");
+        const ansible = graph.named("kubespray-kubespray-ansible");
+        assert.equal(ansible.inputs.connection.value.host, "10.10.0.9");
+        assert.equal(ansible.inputs.vmId, undefined);
+        const passwords = { "kubespray-master-0": "m-pw", "kubespray-worker-0": "w-pw", "kubespray-worker-1": "w-pw" };
+        assert.deepEqual(graph.named("kubespray-kubespray-cluster").inputs.logins.value, { privateKey: key, passwords }, "the key to log in, the passwords for sudo");
+        assert.deepEqual(graph.named("kubespray-kubespray-worker-0-member").inputs.login.value, { privateKey: key, passwords: { "kubespray-worker-0": "w-pw" } });
+    });
+
+    it("kubespray scale-out: the new worker's VM and membership are added; the cluster step updates with it in its inventory", async () => {
+        const before = await build("kubespray");
+        const after = await build("kubespray", (raw) => (raw.workers = { ...raw.workers, count: 4 }));
+        const added = after.graph.resources.map((r) => r.name).filter((n) => !before.graph.resources.some((r) => r.name === n));
+        assert.ok(added.includes("kubespray-kubespray-worker-2-member") && added.includes("kubespray-kubespray-worker-3-member"), added.join());
+        assert.deepEqual(added.filter((n) => n.startsWith("kubespray-kubespray")).sort(), ["kubespray-kubespray-worker-2-member", "kubespray-kubespray-worker-3-member"]);
+        const hosts = YAML.parse(after.graph.named("kubespray-kubespray-cluster").inputs.hostsYaml);
+        assert.equal(Object.keys(hosts.all.children.kube_node.hosts).length, 4);
     });
 
     it("scale-out: only the new workers' VMs and steps are added; every other resource keeps its inputs", async () => {

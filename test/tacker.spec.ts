@@ -109,6 +109,27 @@ describe("Tacker InstantiateVnfRequest conversion", () => {
         assert.ok(warnings.some((w) => w.path === `${K}.ansible.ip_address`));
     });
 
+    it("kubespray: a package carrying Files/kubespray/kubespray-<version>.tar.gz installs that release from it; two releases there are refused", () => {
+        const pkg = makePackageDir();
+        try {
+            const dir = path.join(pkg.dir, "Files/kubespray");
+            fs.mkdirSync(dir, { recursive: true });
+            fs.writeFileSync(path.join(dir, "kubespray-2.23.3.tar.gz"), Buffer.from([0x1f, 0x8b, 8, 0]));
+            const spec = convert(request("kubespray-instantiate.json"), { packageDir: pkg.dir }).loaded.spec;
+            assert.ok(spec.kind === "cluster");
+            assert.equal(spec.kubespray?.version, "v2.23.3");
+            assert.equal(spec.kubespray?.releaseFile, path.join(pkg.dir, "Files/kubespray/kubespray-2.23.3.tar.gz"));
+            const unpackaged = convert(request("kubespray-instantiate.json")).loaded.spec;
+            assert.equal(unpackaged.kind === "cluster" && unpackaged.kubespray?.version, "v2.31.0", "without a package: the default release");
+
+            fs.writeFileSync(path.join(dir, "kubespray-2.24.0.tar.gz"), Buffer.from([0x1f, 0x8b, 8, 0]));
+            const error = refusal(request("kubespray-instantiate.json"), { packageDir: pkg.dir });
+            assert.match(error.message, new RegExp(`${K.replace(/\./g, "\\.")}\\.ansible: the VNF package holds several kubespray releases`));
+        } finally {
+            pkg.cleanup();
+        }
+    });
+
     it("a given package directory makes missing files problems, named by their request field", () => {
         const pkg = makePackageDir();
         try {

@@ -51,7 +51,13 @@ export const INIT_OUTPUTS = {
 /** Installs mocks that record registrations into `graph` and answer like OpenStack (and the kubeadm init step) would. */
 export async function installMocks(graph: Graph, stack: string, computed: ComputedOutputs = {}): Promise<void> {
     addressCounter = 0;
-    const answers: ComputedOutputs = { "pulumi-nodejs:dynamic/k8s-vnf:KubeadmInit": INIT_OUTPUTS, ...computed };
+    const answers: ComputedOutputs = {
+        "pulumi-nodejs:dynamic/k8s-vnf:KubeadmInit": INIT_OUTPUTS,
+        // kubespray's cluster.yml writes the same admin.conf as kubeadm's init (kubespray runs kubeadm).
+        "pulumi-nodejs:dynamic/k8s-vnf:KubesprayCluster": { adminKubeconfig: INIT_OUTPUTS.kubeconfig },
+        "pulumi-nodejs:dynamic/k8s-vnf:AnsibleServer": { ansiblePlaybook: "/usr/bin/ansible-playbook" },
+        ...computed,
+    };
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
