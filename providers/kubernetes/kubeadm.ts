@@ -249,14 +249,14 @@ export async function kubeadmJoin(node: SshSession, settings: JoinSettings, cred
  * `kubeadm reset` on a node leaving the cluster or joining it again (its own etcd member goes too when it can
  * reach etcd). Reset empties /var/lib/kubelet (reset.go's cleanup of the kubelet's directory), where the node's
  * registry logins are the kubelet's credentials file: that file is the RegistryConnections step's, which does
- * not run again for a rejoin, so it is kept across the reset.
+ * not run again for a rejoin, so it is kept aside (root's, 0600) across the reset and put back.
  */
 export async function kubeadmReset(node: SshSession): Promise<void> {
     const credentials = "/var/lib/kubelet/config.json";
-    await node.exec(
-        sh`kept="$(mktemp)"; trap 'rm -f "$kept"' EXIT; cp -p ${credentials} "$kept" 2>/dev/null || rm -f "$kept"; kubeadm reset -f && rm -rf /etc/cni/net.d && if [ -f "$kept" ]; then install -D -m 0600 "$kept" ${credentials}; fi`,
-        { sudo: true },
-    );
+    const kept = "/var/lib/k8s-vnf/kubelet-credentials.json";
+    await node.exec(sh`if [ -f ${credentials} ]; then install -D -m 0600 ${credentials} ${kept}; fi`, { sudo: true });
+    await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
+    await node.exec(sh`if [ -f ${kept} ]; then install -D -m 0600 ${kept} ${credentials} && rm -f ${kept}; fi`, { sudo: true });
 }
 
 /**
