@@ -1,5 +1,4 @@
 import { strict as assert } from "node:assert";
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -10,6 +9,7 @@ import type { ClusterSpec } from "../config/spec";
 import { ansibleServerStep } from "../providers/kubespray/ansibleServer";
 import { claimInventory, InventoryFile, loginFiles, nodeNetworkMtu, PlaybookPlace, runPlaybook, writeInventory } from "../providers/kubespray/playbooks";
 import { SshSession, withSession } from "../providers/transport/ssh";
+import { KUBESPRAY_STAND_IN, KUBESPRAY_STAND_IN_VERSION, packKubesprayRelease, parsePlaybookRuns } from "./support/kubesprayRelease";
 import { attemptInside, failure, useLab } from "./support/labSuite";
 
 /**
@@ -26,7 +26,6 @@ describe("lab stand-ins: kubespray v2.23.3's plays under real Ansible", function
     const MASTER = "ks-master";
     const worker = (i: number) => `ks-worker-${i}`;
     const suite = useLab([ANSIBLE, MASTER, worker(1), worker(2), worker(3)]);
-    const STAND_IN = path.join(__dirname, "lab/stand-ins/kubespray");
     const ROOT = "/opt/kubespray";
     const INVENTORY = "/var/lib/k8s-vnf/inventory/ks";
     const lines: string[] = [];
@@ -51,11 +50,7 @@ describe("lab stand-ins: kubespray v2.23.3's plays under real Ansible", function
     };
     const callsSince = (mark: number) => state.calls().slice(mark);
     /** The runs the stand-in recorded on the Ansible server (roles/standin-record). */
-    const runs = async () =>
-        (await inside(ANSIBLE, `cat ${ROOT}/.standin/runs.log 2>/dev/null || true`))
-            .split("\n")
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as { playbook: string; limit: string | null; vars: Record<string, unknown>; groups: Record<string, string[]> });
+    const runs = async () => parsePlaybookRuns(await inside(ANSIBLE, `cat ${ROOT}/.standin/runs.log 2>/dev/null || true`));
 
     /**
      * The inventory files as the KubesprayCluster step writes them (kubesprayCluster.ts inventoryFiles): hosts.yaml
@@ -101,11 +96,11 @@ describe("lab stand-ins: kubespray v2.23.3's plays under real Ansible", function
     });
 
     it("installs as a release archive: galaxy.yml's version and the top-level playbooks; Debian's ansible-playbook fits v2.23.3's ansible-core range", async () => {
-        const version = YAML.parse(fs.readFileSync(path.join(STAND_IN, "galaxy.yml"), "utf8")).version;
+        const version = YAML.parse(fs.readFileSync(path.join(KUBESPRAY_STAND_IN, "galaxy.yml"), "utf8")).version;
         assert.equal(version, "2.23.3");
+        assert.equal(`v${version}`, KUBESPRAY_STAND_IN_VERSION);
         // As GitHub serves a tag's archive: one top directory.
-        const archive = path.join(tmp, `kubespray-${version}.tar.gz`);
-        execFileSync("tar", ["-czf", archive, "--exclude=./.standin", "--transform", `s,^\\.,kubespray-${version},`, "-C", STAND_IN, "."]);
+        const archive = path.join(tmp, packKubesprayRelease(tmp));
         const sha256 = createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
         const inputs = { kubesprayRoot: ROOT, version: `v${version}`, ansibleCore: { min: "2.14.0", maxExclusive: "2.15.0" }, releaseArchive: { file: archive, sha256 } };
         const installed = await onAnsibleServer((s) => ansibleServerStep.create(s, inputs as never, undefined as never));
