@@ -116,16 +116,6 @@ describe("seed 001 through the LCM service with the real openstack vnflcm client
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: { id: string; changeType: string }) => [v.id, v.changeType]), [[worker, "MODIFIED"]]);
     });
 
-    it("scale in (client): remove-node.yml for exactly one worker; reported REMOVED", async () => {
-        const before = (await runs()).length;
-        await openstack("scale", "--type", "SCALE_IN", "--aspect-id", "worker_instance", id);
-        const op = await settle();
-        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
-        const removed = op.resourceChanges.affectedVnfcs.filter((v: { changeType: string }) => v.changeType === "REMOVED").map((v: { id: string }) => v.id);
-        assert.equal(removed.length, 1);
-        assert.deepEqual((await runs()).slice(before).map((r) => [r.playbook, r.vars.node]), [["remove-node.yml", removed[0]]]);
-    });
-
     it("terminate (client): every VM goes, the Ansible server with it", async () => {
         await openstack("terminate", id);
         const op = await settle();
