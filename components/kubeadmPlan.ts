@@ -89,8 +89,12 @@ export function apiCertSans(masters: { address: string; sshAddress: string }[], 
  */
 export function apiAccessEndpoint(spec: ClusterSpec, firstMaster: { address: string; sshAddress: string }, endpoint: string): string {
     if (firstMaster.sshAddress === firstMaster.address) return endpoint;
-    const host = firstMaster.sshAddress.includes(":") ? `[${firstMaster.sshAddress}]` : firstMaster.sshAddress;
-    return `${host}:${spec.controlPlane.apiServerPort}`;
+    return hostPort(firstMaster.sshAddress, spec.controlPlane.apiServerPort);
+}
+
+/** `host:port`, an IPv6 address in brackets. */
+export function hostPort(host: string, port: number): string {
+    return `${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /** The admin kubeconfig with every cluster's server set to `https://<endpoint>` (credentials and CA kept). */

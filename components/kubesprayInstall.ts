@@ -8,7 +8,7 @@ import { KubesprayCluster, KubesprayNode } from "../providers/kubespray/kubespra
 import { KubesprayWorker } from "../providers/kubespray/kubesprayWorker";
 import { AnsibleLogins } from "../providers/kubespray/playbooks";
 import { SshTarget } from "../providers/transport/ssh";
-import { kubeconfigAt } from "./kubeadmPlan";
+import { hostPort, kubeconfigAt } from "./kubeadmPlan";
 import { clusterVarsYaml, ExternalApiEndpoint, inventoryHosts, proxyVarsYaml } from "./kubesprayPlan";
 import { sha256Of } from "./fileDigest";
 import { Server } from "./server";
@@ -170,12 +170,10 @@ function buildKubesprayInstall(name: string, args: KubesprayInstallArgs, parent:
 
     const first = args.masters[0];
     const apiAccessEndpoint: pulumi.Output<string> =
-        lbVm && lb ? lbVm.sshAddress.apply((host) => `${hostPort(host)}:${lb.apiPort}`) : first.sshAddress.apply((host) => `${hostPort(host)}:${spec.controlPlane.apiServerPort}`);
+        lbVm && lb ? lbVm.sshAddress.apply((host) => hostPort(host, lb.apiPort)) : first.sshAddress.apply((host) => hostPort(host, spec.controlPlane.apiServerPort));
     const kubeconfig = pulumi.secret(pulumi.all([cluster.adminKubeconfig, apiAccessEndpoint]).apply(([admin, endpoint]) => kubeconfigAt(admin, endpoint)));
     return { ansible, loadBalancer, cluster, workerMembers, apiAccessEndpoint, kubeconfig };
 }
-
-const hostPort = (host: string) => (host.includes(":") ? `[${host}]` : host);
 
 /** The login to an Ansible server the request names: its user with the stack's key, else its password. */
 function ansibleHostLogin(k: KubesprayAnsibleSpec, privateKey: string | undefined): SshTarget {
