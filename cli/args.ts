@@ -18,7 +18,7 @@ export interface Args {
 }
 
 const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--public-url", "--packages", "--tacker-nfvo"]);
-const FLAGS = new Set(["--allow-loopback-callbacks"]);
+const FLAGS = new Set(["--allow-loopback-callbacks", "--json"]);
 
 export function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };

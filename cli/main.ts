@@ -4,6 +4,7 @@
  *   k8s-vnf import-request FILE [--stack NAME] [--package-dir DIR]   Tacker request → stack config
  *   k8s-vnf validate --stack NAME                                      check a stack file offline
  *   k8s-vnf config-reference                                           print the configuration reference
+ *   k8s-vnf plan --stack NAME [--json]                                 what `pulumi up` would change and run
  */
 import * as path from "node:path";
 import { ConfigError } from "../config/spec";
@@ -21,6 +22,11 @@ const USAGE = `usage:
       Check stacks/Pulumi.NAME.yaml as the program would, without Pulumi (encrypted values stand in as set).
   k8s-vnf config-reference [--project DIR]
       Print the configuration reference (Tacker parameter → config key).
+  k8s-vnf plan --stack NAME [--json] [--project DIR]
+      What \`pulumi up --stack NAME\` would change, and under each change the remote actions it runs on which
+      host (kubeadm join, drain, HAProxy re-rendered, ...), each with the digest of what it sends: a
+      \`pulumi preview\` with the Pulumi CLI on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi). Nothing is changed.
+      --json: the plan as JSON (changes in the engine's order, each with its actions; resourceChanges).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--project DIR]
                 [--packages DIR] [--public-url URL] [--allow-loopback-callbacks] [--tacker-nfvo URL]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
@@ -36,7 +42,9 @@ const USAGE = `usage:
       resolves the request's package files (PV manifests, CA certificates, image archives) in its instance's.
       Each cluster it instantiates becomes a Kubernetes VIM (its tenants too), listed at /v1.0/vims (what
       \`openstack vim list\` reads); with --tacker-nfvo URL they are registered in that Tacker NFVO as well
-      (POST /v1.0/vims, token in K8S_VNF_TACKER_NFVO_TOKEN). A CNF request names one of these VIMs.`;
+      (POST /v1.0/vims, token in K8S_VNF_TACKER_NFVO_TOKEN). A CNF request names one of these VIMs.
+      POST /k8s-vnf/v1/vnf_instances/{id}/plan with any LCM request body (or ?operation=NAME) is a dry run:
+      the request checked as the operation would be, then previewed with the config it would set; nothing changes.`;
 
 // Each command's module is loaded when it runs: `serve` starts without the configuration model and the
 // request converter, which it needs only with the first operation.
@@ -65,6 +73,8 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
                 return 0;
             case "serve":
                 return await (require("./serve") as typeof import("./serve")).serve(args, projectDir, io);
+            case "plan":
+                return await (require("./plan") as typeof import("./plan")).plan(args, projectDir, io);
             default:
                 throw new UsageError(`unknown command ${args.command}`);
         }

@@ -71,7 +71,7 @@ export class KubeadmCluster extends pulumi.ComponentResource {
         this.kubeconfig = built.init.kubeconfig;
         this.controlPlanes = built.controlPlanes;
         this.proxy = built.proxy;
-        this.firstMasterConnection = pulumi.secret(connectionOf(args.spec, args.masters[0]));
+        this.firstMasterConnection = pulumi.secret(built.firstMasterConnection);
         const first = args.masters[0];
         const access = pulumi.all([first.address, first.sshAddress, this.endpoint]).apply(([address, sshAddress, endpoint]) => apiAccessEndpoint(args.spec, { address, sshAddress }, endpoint));
         this.apiAccessEndpoint = access;
@@ -101,13 +101,17 @@ function registryConnectionInputs(registries: PrivateRegistryConnectionSpec[]) {
     };
 }
 
-function connectionOf(spec: ClusterSpec, server: Server): pulumi.Output<SshTarget> {
-    return server.sshTarget(spec.ssh.privateKey);
-}
 
 function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pulumi.Resource) {
     const { spec } = args;
     const child = { parent };
+    // One login Output per VM, however many steps use it (a large cluster's evaluation makes thousands).
+    const logins = new Map<Server, pulumi.Output<SshTarget>>();
+    const connectionOf = (server: Server) => {
+        let login = logins.get(server);
+        if (!login) logins.set(server, (login = server.sshTarget(spec.ssh.privateKey)));
+        return login;
+    };
     const vip: pulumi.Output<string | undefined> = pulumi.output(args.vip);
     const plannedMasters: pulumi.Output<PlannedNode[]> = pulumi.all(args.masters.map((m) => m.address)).apply((addresses) => addresses.map((address, i) => ({ name: args.masters[i].vmName, address })));
     const proxy = pulumi.all([plannedMasters, vip]).apply(([masters, v]) => nodeProxy(spec, masters, v));
@@ -117,7 +121,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         new KubernetesNode(
             `${name}-${group.role}-${index}-node`,
             {
-                connection: connectionOf(spec, server),
+                connection: connectionOf(server),
                 vmId: server.instance.id,
                 nodeName: server.vmName,
                 kubernetesVersion: spec.kubernetes.version,
@@ -132,19 +136,21 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     const prepare = (server: Server, group: NodeGroupSpec, index: number) => {
         const node = prepareNode(server, group, index);
         const prefix = `${name}-${group.role}-${index}`;
-        const client = spec.storageServer ? new NfsClient(`${prefix}-nfs-client`, { connection: connectionOf(spec, server), vmId: node.vmId, nodeName: server.vmName }, child) : undefined;
+        const client = spec.storageServer ? new NfsClient(`${prefix}-nfs-client`, { connection: connectionOf(server), vmId: node.vmId, nodeName: server.vmName }, child) : undefined;
         const connections =
-            registries && new RegistryConnections(`${prefix}-registries`, { connection: connectionOf(spec, server), vmId: (client ?? node).vmId, nodeName: server.vmName, ...registries }, child);
+            registries && new RegistryConnections(`${prefix}-registries`, { connection: connectionOf(server), vmId: (client ?? node).vmId, nodeName: server.vmName, ...registries }, child);
         return Object.assign(node, { readyVmId: (connections ?? client ?? node).vmId });
     };
 
     const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));
     const controlPlaneRefs: pulumi.Output<ControlPlaneRef>[] = args.masters.map((server, i) =>
-        pulumi.all([connectionOf(spec, server), masterNodes[i].hostKeyFingerprint]).apply(([connection, hostKeyFingerprint]) => ({
+        pulumi.all([connectionOf(server), masterNodes[i].hostKeyFingerprint]).apply(([connection, hostKeyFingerprint]) => ({
             name: server.vmName,
             connection: { ...connection, hostKeyFingerprint },
         })),
     );
+
+    const controlPlanes = pulumi.all(controlPlaneRefs);
 
     const loadBalancers = spec.ha
         ? args.masters.map(
@@ -152,7 +158,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                   new ApiLoadBalancer(
                       `${name}-master-${i}-api-lb`,
                       {
-                          connection: connectionOf(spec, server),
+                          connection: connectionOf(server),
                           vmId: masterNodes[i].readyVmId,
                           address: server.address,
                           vip: vip.apply((v) => v!),
@@ -171,12 +177,12 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
     const init = new KubeadmInit(
         `${name}-init`,
         {
-            connection: connectionOf(spec, first),
+            connection: connectionOf(first),
             nodeName: first.vmName,
             address: first.address,
             endpoint,
             // The masters' current host keys: an update, never a replacement, when a master's VM is replaced.
-            controlPlanes: pulumi.all(controlPlaneRefs),
+            controlPlanes,
             certSans: pulumi
                 .all([pulumi.all(args.masters.map((m) => pulumi.all([m.address, m.sshAddress]).apply(([address, sshAddress]) => ({ address, sshAddress })))), vip])
                 .apply(([masters, v]) => apiCertSans(masters, v)),
@@ -193,7 +199,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
 
     const podNetwork = new PodNetwork(
         `${name}-pod-network`,
-        { connection: connectionOf(spec, first), cniManifest: spec.kubernetes.cniManifest, proxy, caCertHash: init.caCertHash, controlPlanes: pulumi.all(controlPlaneRefs) },
+        { connection: connectionOf(first), cniManifest: spec.kubernetes.cniManifest, proxy, caCertHash: init.caCertHash, controlPlanes },
         inCluster,
     );
 
@@ -215,7 +221,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             new ControlPlaneMember(
                 `${name}-master-${i}-member`,
                 {
-                    connection: connectionOf(spec, server),
+                    connection: connectionOf(server),
                     vmId: loadBalancers[i]?.vmId ?? masterNodes[i].readyVmId,
                     nodeName: server.vmName,
                     address: server.address,
@@ -236,12 +242,12 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         const member = new WorkerMember(
             `${name}-worker-${i}-member`,
             {
-                connection: connectionOf(spec, server),
+                connection: connectionOf(server),
                 vmId: node.readyVmId,
                 nodeName: server.vmName,
                 endpoint,
                 caCertHash: init.caCertHash,
-                controlPlanes: pulumi.all(controlPlaneRefs),
+                controlPlanes,
                 drainTimeoutSeconds: spec.kubernetes.drainTimeout,
                 ...serviceInputs,
             },
@@ -251,13 +257,13 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
             new NodeLabels(
                 `${name}-worker-${i}-labels`,
                 {
-                    connection: connectionOf(spec, first),
+                    connection: connectionOf(first),
                     vmId: member.vmId,
                     nodeName: server.vmName,
                     labels: labels.labels,
                     computeHostLabel: labels.computeHostLabel,
                     compute: labels.computeHostLabel ? args.compute : undefined,
-                    controlPlanes: pulumi.all(controlPlaneRefs),
+                    controlPlanes,
                 },
                 inCluster,
             );
@@ -265,5 +271,5 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         return member;
     });
 
-    return { init, podNetwork, masterMembers, workerMembers, endpoint, controlPlanes: pulumi.all(controlPlaneRefs), proxy };
+    return { init, podNetwork, masterMembers, workerMembers, endpoint, controlPlanes, proxy, firstMasterConnection: connectionOf(first) };
 }

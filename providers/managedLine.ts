@@ -5,12 +5,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { StepPlan } from "./remoteActions";
 import { Failure, StepDefinition, StepProvider } from "./step";
 import { StepResource } from "./stepResource";
-import { SshTarget } from "./transport/ssh";
+import { HostScript, SshTarget } from "./transport/ssh";
 
-/** Read when the program loads; travels with the serialized provider as a string. */
-const SCRIPT = fs.readFileSync(path.join(__dirname, "managedLine.sh"), "utf8");
+/** Read when the program loads; travels with the serialized provider (once: see HostScript). */
+const SCRIPT: HostScript = { text: fs.readFileSync(path.join(__dirname, "managedLine.sh"), "utf8") };
 
 interface ManagedLineInputs {
     [key: string]: unknown;
@@ -68,11 +69,16 @@ export interface ManagedLineArgs {
     sudo?: pulumi.Input<boolean>;
 }
 
+const managedLinePlan: StepPlan<ManagedLineArgs> = (a, subject) => [
+    { when: ["create", "update"], action: `ensure the line in the file (${subject})`, script: SCRIPT, rendered: { path: a.path, line: a.line, mode: a.mode } },
+    { when: ["delete"], action: `remove the line from the file (${subject})`, script: SCRIPT, rendered: { path: a.path, line: a.line } },
+];
+
 export class ManagedLine extends StepResource {
     declare readonly path: pulumi.Output<string>;
     declare readonly line: pulumi.Output<string>;
 
     constructor(name: string, args: ManagedLineArgs, opts?: pulumi.CustomResourceOptions) {
-        super(managedLineProvider, managedLineStep, name, { ...args, mode: args.mode ?? "0644", sudo: args.sudo ?? true }, opts);
+        super(managedLineProvider, managedLineStep, managedLinePlan, name, { ...args, mode: args.mode ?? "0644", sudo: args.sudo ?? true }, opts);
     }
 }

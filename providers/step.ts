@@ -141,6 +141,33 @@ export function checkConnection(connection: unknown): Failure[] {
     return failures;
 }
 
+type Action = { when?: unknown; action?: unknown; digest?: unknown };
+
+/** The actions of a `remoteActions` input (remoteActions.ts) that run in `phase`. */
+function actionsIn(actions: unknown, phase: string): Action[] {
+    return Array.isArray(actions) ? actions.filter((a: Action) => typeof a?.when === "string" && a.when.split(", ").includes(phase)) : [];
+}
+
+function listed(actions: Action[]): string {
+    return actions.length ? actions.map((a) => String(a.action)).join("; ") : "nothing remote";
+}
+
+/**
+ * What a change runs, in one line: a replacement's delete and create actions in the order the engine runs
+ * them; an update's actions, those whose digest changed first named.
+ */
+function actionSummary(olds: unknown, news: unknown, replaces: string[], deleteFirst: boolean): string {
+    if (replaces.length) {
+        const del = `delete: ${listed(actionsIn(olds, "delete"))}`;
+        const create = `create: ${listed(actionsIn(news, "create"))}`;
+        return `will replace (${replaces.join(", ")}): ${deleteFirst ? `${del}, then ${create}` : `${create}, then ${del}`}`;
+    }
+    const before = actionsIn(olds, "update");
+    const after = actionsIn(news, "update");
+    const changed = after.filter((a) => !before.some((b) => b.action === a.action && b.digest === a.digest));
+    return `will update: ${listed(changed.length ? changed : after)}`;
+}
+
 /** The session a step without its own host gets: any use is a bug in the step. */
 function noSession(kind: string): SshSession {
     return new Proxy({} as SshSession, {
@@ -162,7 +189,7 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
         return { inputs: news, failures };
     }
 
-    async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
         const replaces: string[] = [];
         const oldConn = (olds.connection ?? {}) as Record<string, unknown>;
         const newConn = news.connection;
@@ -178,7 +205,10 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
         const inputs = new Set([...Object.keys(news), ...Object.keys(olds).filter((k) => !computed.has(k))]);
         const changed = [...inputs].some((k) => k !== "__provider" && !same(olds[k], news[k]));
         const drifted = this.def.drifted?.(olds as I & C) ?? false;
-        return { changes: changed || drifted || replaces.length > 0, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
+        const changes = changed || drifted || replaces.length > 0;
+        // The CLI shows a dynamic provider's console output (v3.146+): one line of what the change runs.
+        if (changes) console.log(`[${this.def.kind} ${id}] ${actionSummary(olds.remoteActions, news.remoteActions, replaces, this.def.deleteBeforeReplace)}`);
+        return { changes, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
     }
 
     async create(inputs: Record<string, unknown>) {

@@ -4,6 +4,7 @@
  * serialized into the state.)
  */
 import * as pulumi from "@pulumi/pulumi";
+import { registeredActions, StepPlan } from "./remoteActions";
 import { StepDefinition, StepInputs } from "./step";
 import { SshTarget } from "./transport/ssh";
 
@@ -16,8 +17,9 @@ export interface StepSecrets {
 }
 
 /**
- * A step's resource: its inputs plus the connection (secret: it holds credentials) and the step's code
- * version; options every step needs: delete-first where two copies cannot coexist, secret outputs.
+ * A step's resource: its inputs plus the connection (secret: it holds credentials), the step's code
+ * version and its plan of remote actions (remoteActions.ts); options every step needs: delete-first where two
+ * copies cannot coexist, secret outputs.
  */
 export abstract class StepResource extends pulumi.dynamic.Resource {
     declare readonly hostKeyFingerprint: pulumi.Output<string>;
@@ -25,6 +27,8 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
     protected constructor(
         provider: pulumi.dynamic.ResourceProvider,
         def: StepDefinition<StepInputs, StepInputs>,
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each step's plan takes its own args type
+        plan: StepPlan<any>,
         name: string,
         args: { connection: pulumi.Input<SshTarget> } & pulumi.Inputs,
         opts?: pulumi.CustomResourceOptions,
@@ -32,6 +36,10 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
     ) {
         const { connection, ...inputs } = args;
         for (const key of secrets.inputs ?? []) if (inputs[key] !== undefined) inputs[key] = pulumi.secret(inputs[key]);
+        // The plan is made from the inputs as registered, so a digest over a secret input is secret too. Its
+        // action texts name the node where the step has one, else the resource.
+        const subject = typeof inputs.nodeName === "string" ? inputs.nodeName : name;
+        inputs.remoteActions = registeredActions(plan({ ...inputs, connection: pulumi.secret(connection) }, subject), opts?.deletedWith);
         // Computed values are registered as undefined so the SDK creates their Outputs (see StepDefinition.outputs).
         const computed = Object.fromEntries([...def.outputs, "hostKeyFingerprint"].map((key) => [key, undefined]));
         super(

@@ -15,11 +15,24 @@ import { instanceLinks, Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
+import { dryRun, operationOf } from "./dryRun";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
 
 export const API_VERSION = "1.3.0";
+
+/** Each operation's request body, as its task resource (`POST …/vnf_instances/{id}/<operation>`) takes it. */
+const REQUEST_SCHEMAS: Record<Operation, object> = {
+    INSTANTIATE: SCHEMAS.instantiateVnfRequest,
+    SCALE: SCHEMAS.scaleVnfRequest,
+    SCALE_TO_LEVEL: SCHEMAS.scaleVnfToLevelRequest,
+    HEAL: SCHEMAS.healVnfRequest,
+    TERMINATE: SCHEMAS.terminateVnfRequest,
+    OPERATE: SCHEMAS.operateVnfRequest,
+    CHANGE_EXT_CONN: SCHEMAS.changeExtVnfConnectivityRequest,
+    CHANGE_FLAVOUR: SCHEMAS.changeVnfFlavourRequest,
+};
 
 export type ServiceAuth = { type: "none" } | { type: "bearer"; token: string } | { type: "basic"; username: string; password: string };
 
@@ -161,19 +174,25 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return reply.header("etag", etagOf(shown)).send(shown);
     });
 
-    const task = (operation: Operation, schema: object) =>
+    for (const [operation, schema] of Object.entries(REQUEST_SCHEMAS) as [Operation, object][]) {
         app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id/${operation.toLowerCase()}`, { schema: { body: schema } }, async (request, reply) => {
             const op = lifecycle.start(operation, request.params.id, request.body as Body, base(request));
             return reply.code(202).header("location", (op._links as Body).self.href).send();
         });
-    task("INSTANTIATE", SCHEMAS.instantiateVnfRequest);
-    task("SCALE", SCHEMAS.scaleVnfRequest);
-    task("SCALE_TO_LEVEL", SCHEMAS.scaleVnfToLevelRequest);
-    task("HEAL", SCHEMAS.healVnfRequest);
-    task("TERMINATE", SCHEMAS.terminateVnfRequest);
-    task("OPERATE", SCHEMAS.operateVnfRequest);
-    task("CHANGE_EXT_CONN", SCHEMAS.changeExtVnfConnectivityRequest);
-    task("CHANGE_FLAVOUR", SCHEMAS.changeVnfFlavourRequest);
+    }
+
+    // A dry run of any of those requests (dryRun.ts): the same checks, then a preview; 200 with the plan, as
+    // text when the client asks for text/plain.
+    app.post<{ Params: { id: string }; Querystring: { operation?: string } }>(`/k8s-vnf/v1/vnf_instances/:id/plan`, async (request, reply) => {
+        const body = (request.body ?? {}) as Body;
+        if (typeof body !== "object" || Array.isArray(body)) throw new ProblemError(400, "body: must be an LCM request object");
+        const operation = operationOf(request.query.operation, body);
+        const validate = request.compileValidationSchema(REQUEST_SCHEMAS[operation]);
+        if (!validate(body)) throw Object.assign(new Error("invalid body"), { validation: validate.errors ?? [] });
+        const plan = await dryRun(lifecycle, runner, operation, request.params.id, body);
+        if (/^text\/plain\b/.test(request.headers.accept ?? "")) return reply.type("text/plain; charset=utf-8").send(plan.text);
+        return plan;
+    });
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
         const instance = findInstance(request.params.id);

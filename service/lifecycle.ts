@@ -125,15 +125,7 @@ export class Lifecycle {
 
     /** Accepts an operation: checks it, plans it, stores the occurrence (STARTING) and starts it. */
     start(operation: Operation, instanceId: string, params: Body, baseUrl: string): Body {
-        const instance = this.store.get("vnf_instances", instanceId);
-        if (!instance) throw notFound("VNF instance", instanceId);
-        this.assertNoOperation(instanceId);
-        const wanted = operation === "INSTANTIATE" ? "NOT_INSTANTIATED" : "INSTANTIATED";
-        if (instance.instantiationState !== wanted) throw conflict(`VNF instance ${instanceId} is ${instance.instantiationState}; ${operation.toLowerCase()} needs ${wanted}`);
-        if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
-            throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
-        }
-        const plan = this.plan(operation, instance, params);
+        const plan = this.accepted(operation, instanceId, params);
         const id = randomUUID();
         const now = new Date().toISOString();
         const opUrl = opOccHref(baseUrl, id);
@@ -162,6 +154,30 @@ export class Lifecycle {
         this.notifyOp(op, "START");
         void this.execute(id, "forward");
         return op;
+    }
+
+    /**
+     * What an operation would run, for a dry run (dryRun.ts): checked as `start` checks it, nothing started.
+     * `updates` are the stack configs it would apply in turn (none: a destroy); `secrets` what its commands
+     * could show.
+     */
+    dryRunOf(operation: Operation, instanceId: string, params: Body): { stackName: string; updates: Record<string, unknown>[]; env: Record<string, string>; secrets: string[] } {
+        const plan = this.accepted(operation, instanceId, params);
+        const updates = operation === "TERMINATE" ? [] : [...(plan.stages ?? []), plan.config ?? {}];
+        return { stackName: stackNameOf(instanceId), updates, env: this.vimEnv(plan.vimId), secrets: this.secretsOf({ __plan: plan }) };
+    }
+
+    /** The plan of an operation the instance can take now; refused (404, 409, 400) before anything runs. */
+    private accepted(operation: Operation, instanceId: string, params: Body): Plan {
+        const instance = this.store.get("vnf_instances", instanceId);
+        if (!instance) throw notFound("VNF instance", instanceId);
+        this.assertNoOperation(instanceId);
+        const wanted = operation === "INSTANTIATE" ? "NOT_INSTANTIATED" : "INSTANTIATED";
+        if (instance.instantiationState !== wanted) throw conflict(`VNF instance ${instanceId} is ${instance.instantiationState}; ${operation.toLowerCase()} needs ${wanted}`);
+        if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
+            throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
+        }
+        return this.plan(operation, instance, params);
     }
 
     retry(opId: string): void {

@@ -5,6 +5,9 @@
  * config is made exactly the operation's (stackConfig.ts); OpenStack credentials of the instance's VIM go to
  * the CLI as OS_* variables. The CLI must be at least MINIMUM_PULUMI_VERSION.
  */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
 import { PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
@@ -35,6 +38,12 @@ export interface RunOptions {
 export interface StackRunner {
     up(stackName: string, config: Record<string, unknown>, options: RunOptions): Promise<Record<string, unknown>>;
     destroy(stackName: string, options: RunOptions): Promise<void>;
+    /**
+     * A dry run: `pulumi preview` of the stack with `config` in place of its own (its own when undefined), or
+     * of its destroy; its engine events go to `onEvent`. Nothing is changed: the config is set in a copy of
+     * the stack's file (`--config-file`), and a preview takes no lock and writes no state.
+     */
+    preview(stackName: string, config: Record<string, unknown> | undefined, options: RunOptions & { destroy?: boolean }): Promise<void>;
     /**
      * After a crash, before anything else runs on the stack: stops the Pulumi command a dead service left
      * running (when it is still that process) and clears the stack's stale lock as the CLI documents
@@ -92,6 +101,29 @@ export class AutomationStackRunner implements StackRunner {
             await stack.destroy({ onEvent: run.onEvent });
         } catch (e) {
             throw cliFailure(e);
+        }
+    }
+
+    async preview(stackName: string, config: Record<string, unknown> | undefined, run: RunOptions & { destroy?: boolean }): Promise<void> {
+        const command = await this.command(run);
+        const scratch = config === undefined || run.destroy ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-"));
+        try {
+            const stack = await this.stack(stackName, command, run.env);
+            if (run.destroy) return void (await stack.previewDestroy({ onEvent: run.onEvent }));
+            if (!scratch || config === undefined) return void (await stack.preview({ onEvent: run.onEvent }));
+            // The stack's file (its encryption salt with it) copied, then set as the operation would set it.
+            const configFile = path.join(scratch, `Pulumi.${stackName}.yaml`);
+            const own = path.join(this.options.projectDir, "stacks", `Pulumi.${stackName}.yaml`);
+            fs.writeFileSync(configFile, fs.existsSync(own) ? fs.readFileSync(own) : "", { mode: 0o600 });
+            const inFile = (args: string[]) => [...args, "--config-file", configFile];
+            await stackConfig().applyStackConfig(stackName, config, (args, input) =>
+                input === undefined ? command.run(inFile(args), this.options.projectDir, run.env) : command.runWithInput(inFile(args), this.options.projectDir, run.env, input),
+            );
+            await stack.preview({ onEvent: run.onEvent, configFile });
+        } catch (e) {
+            throw cliFailure(e);
+        } finally {
+            if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
         }
     }
 

@@ -582,6 +582,42 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual((await vnfcs()).map((v) => v.computeResource.resourceId), serversBefore);
     });
 
+    it("plans (POST /k8s-vnf/v1/vnf_instances/{id}/plan): the seed's scale-out body lists only the new worker's changes and its join; a heal of a worker its drain before its VM goes, then its join; nothing is changed", async () => {
+        const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+        const snapshot = () => [path.join(project.dir, "stacks", `Pulumi.${stack()}.yaml`), ...files(path.join(project.dir, ".pulumi-state"))].map((f) => `${f}\n${fs.readFileSync(f, "utf8")}`);
+        const unchanged = { files: snapshot(), hosts: lab.hostNames().sort(), ops: (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, calls: calls().length };
+        const actionsOf = (plan: any) => plan.changes.flatMap((c: any) => c.actions.map((a: any) => `${c.name} ${a.phase}: ${a.action}`)) as string[];
+
+        const scaleOut = await api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-out.json"), "utf8")));
+        assert.equal(scaleOut.status, 200, JSON.stringify(scaleOut.body));
+        assert.equal(scaleOut.body.operation, "SCALE");
+        const added = scaleOut.body.changes.map((c: any) => `${c.op} ${c.name}`);
+        assert.ok(added.length > 0 && added.every((c: string) => /^create \S*worker-2\b/.test(c)), added.join("\n"));
+        assert.ok(added.includes(`create ${stack()}-worker-2-vm`), added.join("\n"));
+        const joins = actionsOf(scaleOut.body);
+        assert.ok(joins.some((a) => a === `${stack()}-kubeadm-worker-2-member create: kubeadm join ${stack()}-worker-2 (a bootstrap token fetched from a control-plane node)`), joins.join("\n"));
+        assert.ok(joins.every((a) => a.includes(`${stack()}-worker-2`)), `only the new node's actions:\n${joins.join("\n")}`);
+        assert.match(scaleOut.body.text, /Resources: \d+ to create, \d+ unchanged/);
+
+        const worker = (await vnfcs()).find((v) => v.id.endsWith("-worker-1"));
+        const heal = await fetch(`${service.url}/k8s-vnf/v1/vnf_instances/${id}/plan`, { method: "POST", headers: { "content-type": "application/json", accept: "text/plain" }, body: JSON.stringify({ vnfcInstanceId: [worker.id] }) });
+        const text = await heal.text();
+        assert.equal(heal.status, 200, text);
+        const order = (pattern: RegExp) => text.split("\n").findIndex((line) => pattern.test(line));
+        const drain = order(new RegExp(`^\\s+delete: drain ${stack()}-worker-1 on a control-plane node`));
+        const vmGoes = order(new RegExp(`^\\s*--\\s+delete-replaced\\s+${stack()}-worker-1-vm `));
+        const join = order(new RegExp(`^\\s+create: kubeadm join ${stack()}-worker-1 `));
+        assert.ok(drain >= 0 && vmGoes > drain && join > vmGoes, text);
+        assert.ok(!/worker-0|worker-2|master-0/.test(text.split("\nResources:")[0].split("\n").slice(1).join("\n")), `only worker-1 changes:\n${text}`);
+
+        assert.deepEqual(snapshot(), unchanged.files, "neither the stack's file nor its state changed");
+        assert.deepEqual(lab.hostNames().sort(), unchanged.hosts);
+        assert.equal((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, unchanged.ops, "no occurrence");
+        const commands = calls().slice(unchanged.calls).map((l) => l.split(" ").slice(1, 3).join(" "));
+        assert.ok(commands.includes("preview --stack") || commands.some((c) => c.startsWith("preview")), commands.join("\n"));
+        assert.ok(!commands.some((c) => /^(up|update|destroy|refresh)\b/.test(c)), commands.join("\n"));
+    });
+
     it("scale out by one with the client: a third worker, scale level 1, reported ADDED; scale in below the minimum is refused and runs nothing", async () => {
         assert.match(await openstack("scale", "--type", "SCALE_OUT", "--aspect-id", "worker_instance", "--number-of-steps", "1", id), /has been accepted/);
         const op = await settle();

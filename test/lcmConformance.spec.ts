@@ -41,6 +41,9 @@ class ServersRunner implements StackRunner {
         return { vnfcResources: resources, scale: { worker_instance: { count: config.workers?.count ?? 2, min: 2, max: 4 } } };
     }
     async destroy(): Promise<void> {}
+    async preview(): Promise<void> {
+        throw new Error("these tests make no plans");
+    }
     async recover(): Promise<string> {
         return "nothing was running";
     }

@@ -27,6 +27,12 @@ class RecordingRunner implements StackRunner {
         return { vnfcResources: [], scale: { worker_instance: { count: 2, min: 2, max: 4 } } };
     }
     async destroy(): Promise<void> {}
+    /** Every dry run's config (undefined: the stack's own) and whether it previewed a destroy. */
+    readonly previews: { config: Record<string, unknown> | undefined; destroy: boolean }[] = [];
+    async preview(_stack: string, config: Record<string, unknown> | undefined, options: RunOptions & { destroy?: boolean }): Promise<void> {
+        if (this.failWith) throw new Error(this.failWith);
+        this.previews.push({ config, destroy: options.destroy === true });
+    }
     async recover(): Promise<string> {
         return "nothing was running";
     }
@@ -312,6 +318,63 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
         assert.deepEqual(String(put.headers.get("allow")).split(", ").sort(), ["DELETE", "GET", "HEAD", "PATCH"]);
         assert.equal(put.body.status, 405);
         assert.equal((await api("GET", "/vnflcm/v1/no_such_thing")).status, 404);
+    });
+
+    it("a dry run (POST /k8s-vnf/v1/vnf_instances/{id}/plan): the seed's body checked as the operation's, the config it would set previewed; no occurrence, no update, no secret in the answer", async () => {
+        const id = (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177" })).body.id;
+        const body = seed("kubespray-instantiate.json");
+        delete body.vimConnectionInfo;
+        body.additionalParams.k8s_cluster_installation_param.ansible.password = "ansible-pass-plan";
+        const ups = runner.configs.length;
+        const planned = await api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, body);
+        assert.equal(planned.status, 200, JSON.stringify(planned.body));
+        assert.equal(planned.body.operation, "INSTANTIATE");
+        assert.equal(planned.body.updates, 1);
+        assert.match(planned.body.text, /^Plan of instantiate for VNF instance .*nothing was changed:\n  no changes: nothing would run/);
+        const previewed = runner.previews.at(-1)!;
+        assert.equal(previewed.destroy, false);
+        assert.equal((previewed.config!.kubespray as any).password, "ansible-pass-plan", "the preview gets the config the instantiate would set");
+        assert.ok(!JSON.stringify(planned.body).includes("ansible-pass-plan"));
+        assert.equal(runner.configs.length, ups, "no update ran");
+        assert.deepEqual((await api("GET", `/vnflcm/v1/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,${id})`)).body, [], "no occurrence");
+        assert.equal((await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiationState, "NOT_INSTANTIATED");
+
+        const asText = await fetch(`${base}/k8s-vnf/v1/vnf_instances/${id}/plan?operation=instantiate`, { method: "POST", headers: { "content-type": "application/json", accept: "text/plain" }, body: JSON.stringify(body) });
+        assert.equal(asText.status, 200);
+        assert.match(String(asText.headers.get("content-type")), /^text\/plain/);
+        assert.match(await asText.text(), /^Plan of instantiate/);
+    });
+
+    it("a dry run is refused as the operation would be, before any preview: no operation named, a bad body naming the field, the wrong state; a failed preview's error redacted", async () => {
+        const id = (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "x" })).body.id;
+        const previews = runner.previews.length;
+        const refused = [
+            { body: {}, query: "", status: 400, detail: /operation: the body names no operation/ },
+            { body: {}, query: "?operation=reboot", status: 400, detail: /operation: must be one of instantiate, scale/ },
+            { body: { type: "SCALE_OUT", aspectId: "worker_instance", numberOfSteps: "x" }, query: "", status: 400, detail: /body\.numberOfSteps/ },
+            { body: { type: "SCALE_OUT", aspectId: "worker_instance" }, query: "", status: 409, detail: /NOT_INSTANTIATED; scale needs INSTANTIATED/ },
+            { body: { terminationType: "FORCEFUL" }, query: "", status: 409, detail: /terminate needs INSTANTIATED/ },
+        ];
+        for (const r of refused) {
+            const answer = await api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan${r.query}`, r.body);
+            assert.equal(answer.status, r.status, JSON.stringify(answer.body));
+            assert.match(answer.body.detail, r.detail);
+        }
+        assert.equal((await api("POST", `/k8s-vnf/v1/vnf_instances/no-such-instance/plan`, { flavourId: "simple" })).status, 404);
+        assert.equal(runner.previews.length, previews, "nothing was previewed");
+
+        const body = seed("simple-instantiate.json");
+        delete body.vimConnectionInfo;
+        const password = JSON.stringify(body).match(/"password":\s*"([^"]+)"/)![1];
+        runner.failWith = `error: preview failed: config ${password} and http://user1:password1@host1:port1`;
+        try {
+            const failed = await api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, body);
+            assert.equal(failed.status, 422, JSON.stringify(failed.body));
+            assert.match(failed.body.detail, /^the preview failed: error: preview failed/);
+            assert.ok(!failed.body.detail.includes(password) && !failed.body.detail.includes("password1"), failed.body.detail);
+        } finally {
+            runner.failWith = undefined;
+        }
     });
 
     it("an empty body with Content-Type: application/json is no body (DELETE, fail), as many clients send it", async () => {

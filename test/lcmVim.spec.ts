@@ -50,6 +50,9 @@ class ProgramOutputsRunner implements StackRunner {
             tenantTokens: Object.fromEntries(tenants.map((t: any) => [t.name, TENANT_TOKEN])),
         };
     }
+    async preview(): Promise<void> {
+        throw new Error("these tests make no plans");
+    }
     async destroy(stack: string): Promise<void> {
         this.destroyed.push(stack);
     }

@@ -12,7 +12,7 @@ const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
 /** nodePrep.sh's containerd filter, run here on a configuration text: [exit status, output]. */
 function withHostsDir(config: string): [number, string] {
-    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh"), "nodePrep.sh", "registry-hosts-dir"], { input: config, encoding: "utf8" });
+    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh").text, "nodePrep.sh", "registry-hosts-dir"], { input: config, encoding: "utf8" });
     return [r.status ?? -1, r.stdout];
 }
 

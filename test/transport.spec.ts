@@ -118,13 +118,13 @@ describe("SSH transport on lab hosts (real sshd)", function () {
     it("a script's environment travels in its standard input: exact values, on no command line", async () => {
         const secret = "http://user:p'a ss$(touch /tmp/canary)@proxy.example:3128";
         await withSession(suite.lab.target("alpha"), FAST, ctx(), async (s) => {
-            const probe = s.runScript('sleep 2; printf "%s" "$https_proxy"', [], { sudo: true, quiet: true, env: { https_proxy: secret } });
+            const probe = s.runScript({ text: 'sleep 2; printf "%s" "$https_proxy"' }, [], { sudo: true, quiet: true, env: { https_proxy: secret } });
             const commandLines = await commandLinesWhile(suite, "alpha", probe, "bash -s");
             assert.equal((await probe).stdout, secret);
             assert.ok(commandLines.includes("bash -s"), "the script was seen running");
             assert.ok(!commandLines.includes("proxy.example"), "the value is in no process's arguments");
-            await assert.rejects(s.runScript("true", [], { env: { "a=b; reboot #": "x" } }), /is not an environment variable name/);
-            const failed = await s.runScript('echo "$https_proxy" >&2; exit 3', [], { quiet: true, env: { https_proxy: secret } }).catch((e: Error) => e);
+            await assert.rejects(s.runScript({ text: "true" }, [], { env: { "a=b; reboot #": "x" } }), /is not an environment variable name/);
+            const failed = await s.runScript({ text: 'echo "$https_proxy" >&2; exit 3' }, [], { quiet: true, env: { https_proxy: secret } }).catch((e: Error) => e);
             assert.ok(failed instanceof Error && !failed.message.includes(secret) && failed.message.includes("[secret]"), "redacted from the error's stderr");
         });
         assert.equal(await suite.lab.inside("alpha", "ls /tmp/canary 2>/dev/null || true"), "", "nothing in the value ran");

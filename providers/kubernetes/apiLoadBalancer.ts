@@ -6,6 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
+import { StepPlan } from "../remoteActions";
 import { loadNodeScript, parseReport } from "./scripts";
 
 const SCRIPT = loadNodeScript("apiLoadBalancer.sh");
@@ -105,10 +106,20 @@ export interface ApiLoadBalancerArgs {
     backends: pulumi.Input<pulumi.Input<Backend>[]>;
 }
 
+const apiLoadBalancerPlan: StepPlan<ApiLoadBalancerArgs> = (a, subject) => [
+    {
+        when: ["create", "update"],
+        action: `render HAProxy (every master a backend) and keepalived (the VIP) on ${subject}, checked, then reloaded`,
+        script: SCRIPT,
+        rendered: { address: a.address, vip: a.vip, routerId: a.routerId, priority: a.priority, frontendPort: a.frontendPort, apiServerPort: a.apiServerPort, backends: a.backends },
+    },
+    { when: ["delete"], action: `stop keepalived and HAProxy on ${subject} (a peer takes the VIP)`, script: SCRIPT, rendered: ["stop"] },
+];
+
 export class ApiLoadBalancer extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
 
     constructor(name: string, args: ApiLoadBalancerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(apiLoadBalancerProvider, apiLoadBalancerStep, name, args, opts);
+        super(apiLoadBalancerProvider, apiLoadBalancerStep, apiLoadBalancerPlan, name, args, opts);
     }
 }

@@ -14,7 +14,8 @@ import { ConnectError, RemoteCommandError, SshSession, SshTarget } from "../tran
 import {
     clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, isControlPlane, listsControlPlanes, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
 } from "./kubeadm";
-import { changeService, validateService } from "./nodeService";
+import { changeService, serviceAction, validateService } from "./nodeService";
+import { StepPlan } from "../remoteActions";
 import { loadNodeScript } from "./scripts";
 
 const LOAD_BALANCER_SCRIPT = loadNodeScript("apiLoadBalancer.sh");
@@ -180,11 +181,26 @@ export interface ControlPlaneMemberArgs {
     stopDrainTimeoutSeconds?: pulumi.Input<number>;
 }
 
+const controlPlaneMemberPlan: StepPlan<ControlPlaneMemberArgs> = (a, node) => [
+    {
+        when: ["create"],
+        action: `kubeadm join ${node} --control-plane through a peer (a certificate key fetched fresh), then enable it in every peer's HAProxy when load-balanced`,
+        rendered: { nodeName: a.nodeName, address: a.address, apiServerPort: a.apiServerPort, endpoint: a.endpoint, caCertHash: a.caCertHash, loadBalanced: a.loadBalanced },
+    },
+    serviceAction(node, a),
+    {
+        when: ["delete"],
+        action: `take ${node} out of the control plane on a peer (its Node, its etcd member, its backend in every peer's HAProxy), kubeadm reset ${node}`,
+        script: LOAD_BALANCER_SCRIPT,
+        rendered: { nodeName: a.nodeName, loadBalanced: a.loadBalanced },
+    },
+];
+
 export class ControlPlaneMember extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: ControlPlaneMemberArgs, opts?: pulumi.CustomResourceOptions) {
-        super(controlPlaneMemberProvider, controlPlaneMemberStep, name, args, opts, { inputs: ["peers"] });
+        super(controlPlaneMemberProvider, controlPlaneMemberStep, controlPlaneMemberPlan, name, args, opts, { inputs: ["peers"] });
     }
 }

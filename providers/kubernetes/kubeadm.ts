@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts, onSameMachine } from "../step";
-import { ConnectError, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, HostScript, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -286,7 +286,7 @@ export async function removeEtcdMember(cp: SshSession, via: string, name: string
  * rendered configuration stays as the load-balancer step wrote it). Peers that do not answer are named in
  * the result and do not stop the others.
  */
-export async function setBackendOnPeers(hosts: Hosts, peers: ControlPlaneRef[], script: string, name: string, state: "ready" | "maint"): Promise<string[]> {
+export async function setBackendOnPeers(hosts: Hosts, peers: ControlPlaneRef[], script: HostScript, name: string, state: "ready" | "maint"): Promise<string[]> {
     const unreachable: string[] = [];
     await Promise.all(
         peers.map((peer) =>

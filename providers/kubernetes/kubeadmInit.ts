@@ -9,11 +9,12 @@
  * last, so a healed master-0 is reached by its new key. Its Kubernetes version is fixed (versionPin.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { StepPlan } from "../remoteActions";
 import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { clusterCaCertHash, ControlPlaneRef, InitSettings, joinCredentials, kubeadmInit, listsControlPlanes, nodeStatus, resetIfReachable } from "./kubeadm";
+import { clusterCaCertHash, ControlPlaneRef, initConfiguration, InitSettings, joinCredentials, kubeadmInit, listsControlPlanes, nodeStatus, resetIfReachable } from "./kubeadm";
 import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
 interface KubeadmInitInputs extends InitSettings {
@@ -121,6 +122,17 @@ export interface KubeadmInitArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
+const kubeadmInitPlan: StepPlan<KubeadmInitArgs> = (a, node) => [
+    {
+        when: ["create"],
+        action: `kubeadm init on ${node} with the rendered InitConfiguration and ClusterConfiguration, certificates uploaded`,
+        rendered: pulumi
+            .all({ nodeName: a.nodeName, address: a.address, apiServerPort: a.apiServerPort, endpoint: a.endpoint, podCidr: a.podCidr, serviceCidr: a.serviceCidr, kubernetesVersion: a.kubernetesVersion, certSans: a.certSans })
+            .apply((settings) => initConfiguration(settings as unknown as InitSettings)),
+    },
+    { when: ["delete"], action: `kubeadm reset ${node} when it is still the same machine`, rendered: { nodeName: a.nodeName } },
+];
+
 export class KubeadmInit extends StepResource {
     declare readonly endpoint: pulumi.Output<string>;
     declare readonly kubeconfig: pulumi.Output<string>;
@@ -131,6 +143,6 @@ export class KubeadmInit extends StepResource {
         // The masters' logins: a secret input, whose stored output the engine keeps secret as well (annotateSecrets,
         // sdk/go/common/resource/plugin/provider_plugin.go: a dynamic provider does not accept secrets).
         const inputs = { ...args, controlPlanes: pulumi.secret(args.controlPlanes) };
-        super(kubeadmInitProvider, kubeadmInitStep, name, inputs, opts, { outputs: ["kubeconfig", "joinToken", "caCertHash"] });
+        super(kubeadmInitProvider, kubeadmInitStep, kubeadmInitPlan, name, inputs, opts, { outputs: ["kubeconfig", "joinToken", "caCertHash"] });
     }
 }

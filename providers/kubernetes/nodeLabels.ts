@@ -8,6 +8,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
+import { StepPlan } from "../remoteActions";
 import { ComputeApi, computeHostOf } from "./computeHost";
 import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane } from "./kubeadm";
 
@@ -126,11 +127,16 @@ export interface NodeLabelsArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
+const nodeLabelsPlan: StepPlan<NodeLabelsArgs> = (a, node) => [
+    { when: ["create", "update"], action: `label ${node} on a control-plane node (its compute host looked up in Nova when labelled with it), labels no longer wanted removed`, rendered: { labels: a.labels, computeHostLabel: a.computeHostLabel } },
+    { when: ["delete"], action: `remove the labels it set from ${node}, when the node is still there`, rendered: { nodeName: a.nodeName } },
+];
+
 export class NodeLabels extends StepResource {
     declare readonly appliedLabels: pulumi.Output<Labels>;
     declare readonly computeHost: pulumi.Output<string | undefined>;
 
     constructor(name: string, args: NodeLabelsArgs, opts?: pulumi.CustomResourceOptions) {
-        super(nodeLabelsProvider, nodeLabelsStep, name, args, opts, { inputs: ["compute", "controlPlanes"] });
+        super(nodeLabelsProvider, nodeLabelsStep, nodeLabelsPlan, name, args, opts, { inputs: ["compute", "controlPlanes"] });
     }
 }

@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
+import { StepPlan } from "../remoteActions";
 import { loadNodeScript, parseReport } from "./scripts";
 import { VersionPinnedProvider } from "./versionPin";
 
@@ -112,11 +113,21 @@ export interface KubernetesNodeArgs {
     hostsEntries: pulumi.Input<pulumi.Input<HostsEntry>[]>;
 }
 
+// The proxy (its URLs may hold a password) stays out of the digest: its change shows as the proxy input's.
+const kubernetesNodePlan: StepPlan<KubernetesNodeArgs> = (a, node) => [
+    {
+        when: ["create", "update"],
+        action: `prepare ${node} for kubeadm: hostname, /etc/hosts, swap off, kernel settings, proxy, containerd, kubelet/kubeadm/kubectl held at the cluster's version`,
+        script: SCRIPT,
+        rendered: { nodeName: a.nodeName, kubernetesVersion: a.kubernetesVersion, packageRepository: a.packageRepository, hostsEntries: a.hostsEntries },
+    },
+];
+
 export class KubernetesNode extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: KubernetesNodeArgs, opts?: pulumi.CustomResourceOptions) {
-        super(kubernetesNodeProvider, kubernetesNodeStep, name, args, opts, { inputs: ["proxy"] });
+        super(kubernetesNodeProvider, kubernetesNodeStep, kubernetesNodePlan, name, args, opts, { inputs: ["proxy"] });
     }
 }

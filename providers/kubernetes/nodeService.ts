@@ -5,6 +5,7 @@
  * and its start leave the nodes as they are: the kubelet comes back by itself.
  * Serialized with the providers: node built-ins, the transport and kubeadm.ts only.
  */
+import type { PlannedAction } from "../remoteActions";
 import type { Hosts } from "../step";
 import { RemoteCommandError } from "../transport/ssh";
 import { ControlPlaneRef, drainNode, kubectl, NodeStatus, nodeStatus, onControlPlane } from "./kubeadm";
@@ -27,6 +28,15 @@ export function validateService(i: ServiceInputs): { property: string; reason: s
     const t = i.stopDrainTimeoutSeconds;
     if (t !== undefined && !(Number.isInteger(t) && t >= 1)) failures.push({ property: "stopDrainTimeoutSeconds", reason: "must be a whole number of seconds ≥ 1" });
     return failures;
+}
+
+/** The plan's action for it: what an update of `drained` runs (program side). */
+export function serviceAction(subject: string, args: { drained?: unknown; stopDrainTimeoutSeconds?: unknown }): PlannedAction {
+    return {
+        when: ["update"],
+        action: `cordon and drain ${subject} for a graceful stop, or uncordon it once Ready at the start (kubectl on a control-plane node)`,
+        rendered: { drained: args.drained, stopDrainTimeoutSeconds: args.stopDrainTimeoutSeconds },
+    };
 }
 
 /** Brings the node from the old `drained` to the new one: drain for a stop, or return to service. */

@@ -11,6 +11,7 @@ import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { clusterCaCertHash, ControlPlaneRef, isCaCertHash, listsControlPlanes, onControlPlane } from "./kubeadm";
 import { NodeProxy, proxyEnvironment } from "./nodePrep";
+import { StepPlan } from "../remoteActions";
 import { loadNodeScript } from "./scripts";
 
 const SCRIPT = loadNodeScript("podNetwork.sh");
@@ -84,8 +85,12 @@ export interface PodNetworkArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
+const podNetworkPlan: StepPlan<PodNetworkArgs> = (a) => [
+    { when: ["create", "update"], action: "kubectl apply the CNI manifest on a control-plane node, retried while the API server starts", script: SCRIPT, rendered: { cniManifest: a.cniManifest, caCertHash: a.caCertHash } },
+];
+
 export class PodNetwork extends StepResource {
     constructor(name: string, args: PodNetworkArgs, opts?: pulumi.CustomResourceOptions) {
-        super(podNetworkProvider, podNetworkStep, name, args, opts, { inputs: ["proxy", "controlPlanes"] });
+        super(podNetworkProvider, podNetworkStep, podNetworkPlan, name, args, opts, { inputs: ["proxy", "controlPlanes"] });
     }
 }

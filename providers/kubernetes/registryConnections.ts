@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
+import { StepPlan } from "../remoteActions";
 import { loadNodeScript, parseReport } from "./scripts";
 
 const SCRIPT = loadNodeScript("registryConnections.sh");
@@ -119,11 +120,17 @@ export interface RegistryConnectionsArgs {
     credentials?: pulumi.Input<string>;
 }
 
+// The logins stay out of the digest: their change shows as the credentials input's.
+const registryConnectionsPlan: StepPlan<RegistryConnectionsArgs> = (a, node) => [
+    { when: ["create", "update"], action: `write each private registry's containerd hosts.toml and CA, its /etc/hosts line and the kubelet's logins on ${node}`, script: SCRIPT, rendered: { registries: a.registries, hostsLines: a.hostsLines } },
+    { when: ["delete"], action: `remove the registry connections from ${node}, when it is still the same machine`, script: SCRIPT, rendered: ["remove"] },
+];
+
 export class RegistryConnections extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly connected: pulumi.Output<string[]>;
 
     constructor(name: string, args: RegistryConnectionsArgs, opts?: pulumi.CustomResourceOptions) {
-        super(registryConnectionsProvider, registryConnectionsStep, name, args, opts, { inputs: ["credentials"] });
+        super(registryConnectionsProvider, registryConnectionsStep, registryConnectionsPlan, name, args, opts, { inputs: ["credentials"] });
     }
 }

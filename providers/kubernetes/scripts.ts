@@ -5,12 +5,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { HostScript } from "../transport/ssh";
 
 /** Cinder volumes found, formatted once and mounted (providers/storage/volumes.sh). */
 export const VOLUMES_LIBRARY = path.join(__dirname, "..", "storage", "volumes.sh");
 
-export function loadNodeScript(file: string, dir = __dirname, ...libraries: string[]): string {
-    return [path.join(__dirname, "lib.sh"), ...libraries, path.join(dir, file)].map((p) => fs.readFileSync(p, "utf8")).join("\n");
+export function loadNodeScript(file: string, dir = __dirname, ...libraries: string[]): HostScript {
+    return { text: [path.join(__dirname, "lib.sh"), ...libraries, path.join(dir, file)].map((p) => fs.readFileSync(p, "utf8")).join("\n") };
 }
 
 /** A script's `key=value` report lines as an object (a value may itself contain '='). */

@@ -10,7 +10,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
-import { changeService, validateService } from "./nodeService";
+import { StepPlan } from "../remoteActions";
+import { changeService, serviceAction, validateService } from "./nodeService";
 import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, onControlPlaneWhileThere, resetIfReachable } from "./kubeadm";
 
 interface WorkerMemberInputs {
@@ -127,11 +128,17 @@ export interface WorkerMemberArgs {
     stopDrainTimeoutSeconds?: pulumi.Input<number>;
 }
 
+const workerMemberPlan: StepPlan<WorkerMemberArgs> = (a, node) => [
+    { when: ["create"], action: `kubeadm join ${node} (a bootstrap token fetched from a control-plane node)`, rendered: { nodeName: a.nodeName, endpoint: a.endpoint, caCertHash: a.caCertHash } },
+    serviceAction(node, a),
+    { when: ["delete"], action: `drain ${node} on a control-plane node, delete its Node, kubeadm reset ${node}`, rendered: { nodeName: a.nodeName, drainTimeoutSeconds: a.drainTimeoutSeconds } },
+];
+
 export class WorkerMember extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly nodeName: pulumi.Output<string>;
 
     constructor(name: string, args: WorkerMemberArgs, opts?: pulumi.CustomResourceOptions) {
-        super(workerMemberProvider, workerMemberStep, name, args, opts, { inputs: ["controlPlanes"] });
+        super(workerMemberProvider, workerMemberStep, workerMemberPlan, name, args, opts, { inputs: ["controlPlanes"] });
     }
 }

@@ -8,6 +8,7 @@ import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
+import { StepPlan } from "../remoteActions";
 
 const SCRIPT = loadNodeScript("ansibleServer.sh", __dirname);
 
@@ -120,12 +121,22 @@ export interface AnsibleServerArgs {
     proxy?: pulumi.Input<{ httpProxy?: string; httpsProxy?: string; noProxy?: string }>;
 }
 
+// The proxy (its URLs may hold a password) stays out of the digest: its change shows as the proxy input's.
+const ansibleServerPlan: StepPlan<AnsibleServerArgs> = (a, subject) => [
+    {
+        when: ["create", "update"],
+        action: `install the kubespray release on the Ansible server (${subject}): uploaded from the package when new, else from GitHub; an ansible-core it accepts, or its requirements in a venv`,
+        script: SCRIPT,
+        rendered: { kubesprayRoot: a.kubesprayRoot, version: a.version, ansibleCore: a.ansibleCore, releaseArchive: a.releaseArchive },
+    },
+];
+
 export class AnsibleServer extends StepResource {
     declare readonly ansiblePlaybook: pulumi.Output<string>;
     declare readonly kubesprayRoot: pulumi.Output<string>;
     declare readonly installedVersion: pulumi.Output<string>;
 
     constructor(name: string, args: AnsibleServerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(ansibleServerProvider, ansibleServerStep, name, args, opts, { inputs: ["proxy"] });
+        super(ansibleServerProvider, ansibleServerStep, ansibleServerPlan, name, args, opts, { inputs: ["proxy"] });
     }
 }

@@ -27,6 +27,7 @@ import { Failure, onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
+import { StepPlan } from "../remoteActions";
 
 const SCRIPT = loadNodeScript("externalLoadBalancer.sh", __dirname);
 
@@ -180,6 +181,16 @@ export interface ExternalLoadBalancerArgs {
     nodePortRange: pulumi.Input<[number, number]>;
 }
 
+const externalLoadBalancerPlan: StepPlan<ExternalLoadBalancerArgs> = (a, subject) => [
+    {
+        when: ["create", "update"],
+        action: `render HAProxy on the external load balancer (${subject}): the API over every master, the NodePorts over the workers; written when haproxy -c accepts it, then reloaded`,
+        script: SCRIPT,
+        rendered: { apiPort: a.apiPort, apiServerPort: a.apiServerPort, controlPlanes: a.controlPlanes, workers: a.workers, nodePortRange: a.nodePortRange },
+    },
+    { when: ["delete"], action: `stop HAProxy on the external load balancer (${subject}) and remove its configuration, when it is still the same machine`, script: SCRIPT, rendered: ["remove"] },
+];
+
 export class ExternalLoadBalancer extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     /** The servers the live configuration lists. */
@@ -190,6 +201,6 @@ export class ExternalLoadBalancer extends StepResource {
     declare readonly haproxy: pulumi.Output<string>;
 
     constructor(name: string, args: ExternalLoadBalancerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(externalLoadBalancerProvider, externalLoadBalancerStep, name, args, opts);
+        super(externalLoadBalancerProvider, externalLoadBalancerStep, externalLoadBalancerPlan, name, args, opts);
     }
 }

@@ -10,6 +10,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
+import { StepPlan } from "../remoteActions";
 import { sh } from "../transport/shell";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { Hosts } from "../step";
@@ -176,6 +177,14 @@ export interface KubesprayClusterArgs extends PlaybookPlaceArgs {
     factsPlaybook: pulumi.Input<string>;
 }
 
+// Logins and proxy settings stay out of the digests: their change shows as those inputs'.
+const kubesprayClusterPlan: StepPlan<KubesprayClusterArgs> = (a) => [
+    { when: ["create"], action: "write the inventory (hosts.yaml, group vars, logins) on the Ansible server and run cluster.yml", rendered: { hostsYaml: a.hostsYaml, clusterVarsYaml: a.clusterVarsYaml, masters: a.masters } },
+    { when: ["update"], action: "rewrite the inventory; facts.yml, then scale.yml limited to the workers not installed yet", rendered: { hostsYaml: a.hostsYaml, workers: a.workers } },
+    { when: ["update"], action: "cluster.yml again, when the cluster variables changed", rendered: { clusterVarsYaml: a.clusterVarsYaml } },
+    { when: ["delete"], action: "remove the cluster's inventory from the Ansible server (the nodes go with the cluster)", rendered: { inventoryPath: a.inventoryPath } },
+];
+
 export class KubesprayCluster extends StepResource {
     declare readonly installedWorkers: pulumi.Output<KubesprayNode[]>;
     declare readonly adminKubeconfig: pulumi.Output<string>;
@@ -183,6 +192,6 @@ export class KubesprayCluster extends StepResource {
     declare readonly cluster: pulumi.Output<string>;
 
     constructor(name: string, args: KubesprayClusterArgs, opts?: pulumi.CustomResourceOptions) {
-        super(kubesprayClusterProvider, kubesprayClusterStep, name, args, opts, { inputs: ["proxyVarsYaml", "logins", "firstMaster"], outputs: ["adminKubeconfig"] });
+        super(kubesprayClusterProvider, kubesprayClusterStep, kubesprayClusterPlan, name, args, opts, { inputs: ["proxyVarsYaml", "logins", "firstMaster"], outputs: ["adminKubeconfig"] });
     }
 }

@@ -9,6 +9,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
+import { StepPlan } from "../remoteActions";
 import { ConnectError, RemoteCommandError, SshTarget } from "../transport/ssh";
 import { ControlPlaneRef, drainNode, kubectl, listsControlPlanes, NodeStatus, nodeStatus, onControlPlane, onControlPlaneWhileThere } from "../kubernetes/kubeadm";
 import { AnsibleLogins, forgetNode, loginFiles, PlaybookPlace, PlaybookPlaceArgs, runPlaybook, writeInventory } from "./playbooks";
@@ -145,10 +146,19 @@ export interface KubesprayWorkerArgs extends PlaybookPlaceArgs {
     removeNodeVars: pulumi.Input<string[]>;
 }
 
+const kubesprayWorkerPlan: StepPlan<KubesprayWorkerArgs> = (a, node) => [
+    { when: ["create"], action: `confirm the cluster has ${node}'s Node (the cluster's scale.yml joined it)`, rendered: { nodeName: a.nodeName } },
+    {
+        when: ["delete"],
+        action: `drain ${node} on a control-plane node, then remove-node.yml for ${node} alone from the Ansible server`,
+        rendered: { nodeName: a.nodeName, drainTimeoutSeconds: a.drainTimeoutSeconds, removeNodeVars: a.removeNodeVars },
+    },
+];
+
 export class KubesprayWorker extends StepResource {
     declare readonly nodeStatus: pulumi.Output<NodeStatus>;
 
     constructor(name: string, args: KubesprayWorkerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(kubesprayWorkerProvider, kubesprayWorkerStep, name, args, opts, { inputs: ["login", "nodeConnection", "controlPlanes"] });
+        super(kubesprayWorkerProvider, kubesprayWorkerStep, kubesprayWorkerPlan, name, args, opts, { inputs: ["login", "nodeConnection", "controlPlanes"] });
     }
 }

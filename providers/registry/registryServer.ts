@@ -12,6 +12,7 @@ import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
 import { loadNodeScript, VOLUMES_LIBRARY } from "../kubernetes/scripts";
 import { readVolumeReport, StorageVolume, validVolumes, volumeArgs } from "../storage/volumes";
+import { StepPlan } from "../remoteActions";
 
 const SCRIPT = loadNodeScript("registryServer.sh", __dirname, VOLUMES_LIBRARY);
 
@@ -178,12 +179,24 @@ export interface RegistryServerArgs {
     proxy?: pulumi.Input<NodeProxy>;
 }
 
+// Keys, logins and the proxy stay out of the digests: their change shows as those inputs'.
+const registryServerPlan: StepPlan<RegistryServerArgs> = (a, subject) => [
+    {
+        when: ["create", "update"],
+        action: `mount the registry's volume (formatted only when empty), write its config and TLS files, run the registry on ${subject}`,
+        script: SCRIPT,
+        rendered: { volumes: a.volumes, config: a.config, port: a.port, scheme: a.scheme, registryImage: a.registryImage },
+    },
+    { when: ["create", "update"], action: `push the package's images the registry does not hold yet (${subject})`, script: SCRIPT, rendered: { preloadImages: a.preloadImages } },
+    { when: ["delete"], action: `stop the registry and unmount its volume on ${subject}, when it is still the same machine`, script: SCRIPT, rendered: { volumes: a.volumes } },
+];
+
 export class RegistryServer extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly running: pulumi.Output<string>;
     declare readonly preloaded: pulumi.Output<string[]>;
 
     constructor(name: string, args: RegistryServerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(registryServerProvider, registryServerStep, name, args, opts, { inputs: ["privateKey", "logins", "proxy"] });
+        super(registryServerProvider, registryServerStep, registryServerPlan, name, args, opts, { inputs: ["privateKey", "logins", "proxy"] });
     }
 }

@@ -9,6 +9,7 @@ import { StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { loadNodeScript, parseReport } from "../kubernetes/scripts";
+import { StepPlan } from "../remoteActions";
 
 const SCRIPT = loadNodeScript("nfsClient.sh", __dirname);
 
@@ -59,10 +60,14 @@ export interface NfsClientArgs {
     nodeName: pulumi.Input<string>;
 }
 
+const nfsClientPlan: StepPlan<NfsClientArgs> = (a, node) => [
+    { when: ["create", "update"], action: `install the NFS client on ${node}`, script: SCRIPT, rendered: { nodeName: a.nodeName } },
+];
+
 export class NfsClient extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
 
     constructor(name: string, args: NfsClientArgs, opts?: pulumi.CustomResourceOptions) {
-        super(nfsClientProvider, nfsClientStep, name, args, opts);
+        super(nfsClientProvider, nfsClientStep, nfsClientPlan, name, args, opts);
     }
 }

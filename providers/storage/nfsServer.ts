@@ -12,6 +12,7 @@ import { SshSession, SshTarget } from "../transport/ssh";
 import { NodeProxy, proxyEnvironment } from "../kubernetes/nodePrep";
 import { loadNodeScript, VOLUMES_LIBRARY } from "../kubernetes/scripts";
 import { readVolumeReport, StorageVolume, validVolumes, volumeArgs } from "./volumes";
+import { StepPlan } from "../remoteActions";
 
 const SCRIPT = loadNodeScript("nfsServer.sh", __dirname, VOLUMES_LIBRARY);
 
@@ -100,11 +101,22 @@ export interface NfsServerArgs {
     proxy?: pulumi.Input<NodeProxy>;
 }
 
+// The proxy (its URLs may hold a password) stays out of the digest: its change shows as the proxy input's.
+const nfsServerPlan: StepPlan<NfsServerArgs> = (a, subject) => [
+    {
+        when: ["create", "update"],
+        action: `mount the storage server's volumes (each formatted only when empty) and export them over NFSv4 on ${subject}`,
+        script: SCRIPT,
+        rendered: { volumes: a.volumes, exportsFile: a.exportsFile, exportDirs: a.exportDirs },
+    },
+    { when: ["delete"], action: `stop serving NFS and unmount the volumes on ${subject}, when it is still the same machine`, script: SCRIPT, rendered: { volumes: a.volumes } },
+];
+
 export class NfsServer extends StepResource {
     declare readonly vmId: pulumi.Output<string>;
     declare readonly served: pulumi.Output<string[]>;
 
     constructor(name: string, args: NfsServerArgs, opts?: pulumi.CustomResourceOptions) {
-        super(nfsServerProvider, nfsServerStep, name, args, opts, { inputs: ["proxy"] });
+        super(nfsServerProvider, nfsServerStep, nfsServerPlan, name, args, opts, { inputs: ["proxy"] });
     }
 }

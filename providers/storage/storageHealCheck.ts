@@ -10,6 +10,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
+import { StepPlan } from "../remoteActions";
 import { ConnectError, SshTarget } from "../transport/ssh";
 import { ControlPlaneRef, listsControlPlanes, onControlPlaneIfAny, persistentVolumePhases } from "../kubernetes/kubeadm";
 
@@ -103,8 +104,16 @@ export interface StorageHealCheckArgs {
     controlPlanes: pulumi.Input<pulumi.Input<ControlPlaneRef>[]>;
 }
 
+const storageHealCheckPlan: StepPlan<StorageHealCheckArgs> = (a) => [
+    {
+        when: ["update"],
+        action: "check on a control-plane node that none of the storage server's PersistentVolumes is Bound before its VM is replaced (unless healWhileInUse)",
+        rendered: { healGeneration: a.healGeneration, persistentVolumes: a.persistentVolumes, healWhileInUse: a.healWhileInUse },
+    },
+];
+
 export class StorageHealCheck extends StepResource {
     constructor(name: string, args: StorageHealCheckArgs, opts?: pulumi.CustomResourceOptions) {
-        super(storageHealCheckProvider, storageHealCheckStep, name, args, opts, { inputs: ["controlPlanes", "serverIdentity"] });
+        super(storageHealCheckProvider, storageHealCheckStep, storageHealCheckPlan, name, args, opts, { inputs: ["controlPlanes", "serverIdentity"] });
     }
 }

@@ -117,6 +117,15 @@ export function fingerprintOf(key: Buffer): string {
 
 const STDERR_TAIL_LINES = 12;
 
+/**
+ * A script a step sends to its hosts. An object, not a bare string: the SDK's closure serializer writes a
+ * captured object once and shares it, but copies a captured string into every function that uses it, so a step
+ * whose create, update, delete and read run one script would carry it four times in every resource's state.
+ */
+export interface HostScript {
+    readonly text: string;
+}
+
 export class SshSession {
     private sudoMode?: "nopasswd" | "password";
 
@@ -184,7 +193,7 @@ export class SshSession {
      * and so is each of `redact` (the secrets an encoded env value carries, e.g. each password of a list).
      */
     async runScript(
-        script: string,
+        script: HostScript,
         args: ReadonlyArray<string | number>,
         options: Omit<ExecOptions, "stdin"> & { env?: Record<string, string>; redact?: string[] } = {},
     ): Promise<ExecResult> {
@@ -194,7 +203,7 @@ export class SshSession {
             return sh`export ${new ShellText(name)}=${value}\n`.text;
         });
         this.redactor = this.redactor.with([...Object.values(env), ...redact]);
-        return this.exec(sh`bash -s -- ${args}`, { ...exec, stdin: preamble.join("") + script });
+        return this.exec(sh`bash -s -- ${args}`, { ...exec, stdin: preamble.join("") + script.text });
     }
 
     /** Writes content to a remote file (atomically: a private temporary file, then `install`). */

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_DIR } from "./program";
 
-const PROGRAM = ["package.json", "tsconfig.json", "node_modules", "config", "components", "providers"];
+const PROGRAM = ["package.json", "tsconfig.json", "node_modules", "config", "components", "providers", "loader"];
 
 export interface ServiceProject {
     dir: string;
@@ -24,7 +24,8 @@ export function serviceProject(): ServiceProject {
     for (const entry of PROGRAM) fs.symlinkSync(path.join(PROJECT_DIR, entry), path.join(dir, entry));
     // A copy, not a link: Node resolves a linked module to its real path, and the program reads files (a
     // stack's packageDir) relative to its own directory, which must be this project's.
-    fs.copyFileSync(path.join(PROJECT_DIR, "index.ts"), path.join(dir, "index.ts"));
+    // The entry (Pulumi.yaml main) too: it loads the index.ts beside it.
+    for (const file of ["index.ts", "main.js"]) fs.copyFileSync(path.join(PROJECT_DIR, file), path.join(dir, file));
     return {
         dir,
         stackFileText: (stack) => {

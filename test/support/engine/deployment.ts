@@ -7,12 +7,12 @@
  */
 import * as os from "node:os";
 import { EngineRunError, RefreshOptions, RunResult, StackRun, StepOp, UpOptions } from "./api";
-import { EngineEvents, EventOp } from "./events";
+import { EngineEvents, EventOp, StepDiff } from "./events";
 import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
 import { isDynamic, ResourceProviders } from "./resourceProviders";
 import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
-import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, urnOf } from "./stepRules";
+import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, inputDiff, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, UNKNOWN, urnOf } from "./stepRules";
 import { ResourceState, RunState } from "./state";
 
 type Props = Record<string, unknown>;
@@ -53,6 +53,8 @@ export class Deployment {
     private readonly deleting = new Set<string>();
     /** URNs deleted in this run for a dependency's delete-first replacement; re-created when registered. */
     private readonly recreating = new Set<string>();
+    /** `sg.dependentReplaceKeys`: the keys that made a dependent of a delete-first replacement go with it. */
+    private readonly dependentKeys = new Map<string, string[]>();
     private readonly changes: Partial<Record<StepOp, number>> = {};
     private failure?: string;
     /** Whether a provider failed (its outcome unknown: the summary says the state may be corrupt). */
@@ -60,12 +62,18 @@ export class Deployment {
     private readonly running = new Set<Promise<unknown>>();
     private readonly slots: { free: number; waiting: (() => void)[] } = { free: 1, waiting: [] };
 
+    /**
+     * `dryRun`: a preview (`pulumi preview`, `engine.Update` with dryRun, pkg/engine/update.go): the program runs
+     * with unknowns, Check and Diff are asked as in an update, no Create, Update, Delete or Read reaches a
+     * provider (step.go: the steps' Apply with `opts.DryRun`), and nothing is written (no checkpoint).
+     */
     constructor(
         private readonly run: StackRun,
         cloud: LabCloud,
+        private readonly dryRun = false,
     ) {
-        this.state = new RunState(run.stateFile);
-        this.events = new EngineEvents(run);
+        this.state = new RunState(run.stateFile, dryRun);
+        this.events = new EngineEvents(run, dryRun);
         this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.config, run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
         run.signal?.addEventListener("abort", () => {
             this.fail("update canceled");
@@ -75,7 +83,7 @@ export class Deployment {
 
     /** `pulumi up`: the program runs; its registrations are steps; then what it no longer registers is deleted. */
     async up(options: UpOptions): Promise<RunResult> {
-        if (options.preview) throw new EngineRunError("the test engine does not preview yet");
+        if (!!options.preview !== this.dryRun) throw new EngineRunError("a preview is a Deployment made with dryRun (engine/index.ts preview)");
         this.slots.free = parallelism(options.parallel);
         this.events.prelude();
         this.checkTargets(options.replace ?? []);
@@ -83,7 +91,7 @@ export class Deployment {
         if (!this.failure) {
             const replace = new Set(options.replace ?? []);
             const program = new ProgramRun(
-                { projectDir: this.run.projectDir, stack: this.run.stack, preview: false, config: this.run.config, secretKeys: this.run.secretKeys, env: this.run.env ?? {} },
+                { projectDir: this.run.projectDir, stack: this.run.stack, preview: this.dryRun, config: this.run.config, secretKeys: this.run.secretKeys, env: this.run.env ?? {} },
                 {
                     supportsFeature: (id) => FEATURES.has(id),
                     registerResource: (request) => this.register(request, replace),
@@ -199,12 +207,14 @@ export class Deployment {
         const recreating = this.recreating.has(goal.urn);
         let checked = await this.check(goal, recreating || !old || targetedReplace || old.pendingReplacement ? undefined : old);
         if (old && recreating) {
+            // `sg.deletes[urn]`: a replace with no keys, a create-replacement with the dependent's replace keys.
             this.logical("replace", old, checked);
-            return this.createReplacement(old, checked);
+            return this.createReplacement(old, checked, { keys: this.dependentKeys.get(goal.urn) });
         }
-        if (!old) return this.step("create", undefined, checked, async () => ({ ...checked, ...(await this.providers.create(checked)) })).then((c) => this.record(c, "create"));
+        if (!old) return this.step("create", undefined, checked, () => this.created(checked)).then((c) => this.record(c, "create"));
 
-        if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
+        // Unknowns in a replacement trigger are fine in a preview (step_generator.go, generateSteps).
+        if (!this.dryRun && containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
         // `providerChanged`: a resource whose explicit provider is another one (a replaced provider has a new id) is replaced.
         const providerChanged = (old.provider ?? "") !== (goal.provider ?? "");
@@ -222,8 +232,11 @@ export class Deployment {
             this.logical("same", old, checked);
             return this.record({ ...checked, id: old.id, outputs: old.outputs }, "same");
         }
+        const stepDiff = this.stepDiff(diff, old, checked);
         if (decision.op === "update") {
-            return this.step("update", old, checked, async () => ({ ...checked, id: old.id, outputs: await this.providers.update(old, checked.inputs) })).then((u) => this.record(u, "update"));
+            // A preview's Update of a provider without preview support answers the new inputs (provider_plugin.go Update).
+            const updated = async () => ({ ...checked, id: old.id, outputs: this.dryRun ? checked.inputs : await this.providers.update(old, checked.inputs) });
+            return this.step("update", old, checked, updated, { diffs: stepDiff.diffs, detailedDiff: stepDiff.detailedDiff }).then((u) => this.record(u, "update"));
         }
         // A replacement checks the new inputs again, without the old ones (continueStepsFromDiff).
         if (!targetedReplace && !old.pendingReplacement) checked = await this.check(goal, undefined);
@@ -234,18 +247,43 @@ export class Deployment {
                 await this.step("delete-replaced", old, undefined, () => this.delete(old));
                 this.state.mark(old, "pendingReplacement");
             }
-            this.logical("replace", old, checked);
-            return this.createReplacement(old, checked);
+            this.logical("replace", old, checked, stepDiff);
+            return this.createReplacement(old, checked, stepDiff);
         }
-        const created = await this.createReplacement(old, checked);
-        this.logical("replace", old, checked);
+        const created = await this.createReplacement(old, checked, stepDiff);
+        this.logical("replace", old, checked, stepDiff);
         if (!old.pendingReplacement) this.state.mark(old, "delete");
         return created;
     }
 
     /** The new copy of a replaced resource; a pending-replacement old entry leaves the state with it. */
-    private createReplacement(old: ResourceState, next: ResourceState): Promise<ResourceState> {
-        return this.step("create-replacement", old, next, async () => ({ ...next, ...(await this.providers.create(next)) })).then((c) => this.record(c, "replace"));
+    private createReplacement(old: ResourceState, next: ResourceState, diff: StepDiff = {}): Promise<ResourceState> {
+        return this.step("create-replacement", old, next, () => this.created(next), diff).then((c) => this.record(c, "replace"));
+    }
+
+    /**
+     * A CreateStep's result (step.go `CreateStep.Apply`). In a preview no provider creates anything: a provider
+     * without preview support (dynamic providers: the host's Configure sets no `supportsPreview`; the stand-ins
+     * here likewise) answers the inputs as the outputs and no id (provider_plugin.go `Create`, `req.Preview`);
+     * a provider resource gets the unknown id (providers/registry.go `Create`). The SDK resolves an empty id and
+     * the outputs the answer lacks as unknown in a dry run (sdk/nodejs/runtime/resource.ts, rpc.ts `resolveProperties`).
+     */
+    private async created(next: ResourceState): Promise<ResourceState> {
+        if (!this.dryRun) return { ...next, ...(await this.providers.create(next)) };
+        return { ...next, id: next.type.startsWith("pulumi:providers:") ? UNKNOWN : "", outputs: next.inputs };
+    }
+
+    /**
+     * The diff a step carries (`NewUpdateStep`/`NewReplaceStep`/`NewCreateReplacementStep` get `diff.ReplaceKeys`,
+     * `diff.ChangedKeys`, `diff.DetailedDiff`). A provider answering "unknown" gets the engine's own input diff
+     * (`diffResource`: `oldInputs.Diff(new)`, `NewDetailedDiffFromObjectDiff(tmp, true)`).
+     */
+    private stepDiff(diff: DiffAnswer, old: ResourceState, checked: ResourceState): StepDiff {
+        if (diff.changes === "unknown") {
+            const computed = inputDiff(old.inputs, checked.inputs);
+            if (computed.changedKeys.length) return { keys: diff.replaces, diffs: computed.changedKeys, detailedDiff: computed.detailedDiff };
+        }
+        return { keys: diff.replaces, diffs: diff.changedKeys, detailedDiff: diff.detailedDiff ?? null };
     }
 
     /**
@@ -254,8 +292,16 @@ export class Deployment {
      */
     private async deleteDependents(root: ResourceState): Promise<void> {
         const ignore = new Set([...this.operatedOn, ...this.recreating]);
-        const dependents = await dependentReplacements(this.state.olds.resources, root, ignore, (r, inputs) => this.providers.diff(r, inputs));
-        for (const d of dependents) this.deleting.add(d.urn);
+        const keys = new Map<string, string[]>();
+        const dependents = await dependentReplacements(this.state.olds.resources, root, ignore, async (r, inputs) => {
+            const answer = await this.providers.diff(r, inputs);
+            keys.set(r.urn, answer.replaces);
+            return answer;
+        });
+        for (const d of dependents) {
+            this.deleting.add(d.urn);
+            this.dependentKeys.set(d.urn, keys.get(d.urn) ?? []);
+        }
         for (const d of dependents.reverse()) {
             await this.step("delete-replaced", d, undefined, () => this.delete(d));
             this.state.mark(d, "pendingReplacement");
@@ -263,8 +309,12 @@ export class Deployment {
         }
     }
 
-    /** `DeleteStep.Apply`: no provider call for a resource deleted with another one this run deletes (step.go). */
+    /**
+     * `DeleteStep.Apply` (step.go): nothing in a preview (the step is still shown, whatever `deletedWith` says);
+     * no provider call for a resource deleted with another one this run deletes.
+     */
     private async delete(r: ResourceState): Promise<void> {
+        if (this.dryRun) return;
         if (r.deletedWith && this.deleting.has(r.deletedWith)) return;
         await this.providers.delete(r);
     }
@@ -325,14 +375,14 @@ export class Deployment {
     // ---- steps and their bookkeeping --------------------------------------------------------------
 
     /** Runs one step under `--parallel`; its failure fails the run. */
-    private async step<T>(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, fn: () => Promise<T>): Promise<T> {
+    private async step<T>(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, fn: () => Promise<T>, diff: StepDiff = {}): Promise<T> {
         if (this.failure && op !== "refresh") throw new RunStopped(this.failure);
         const run = this.underSlot(op, async () => {
-            this.events.pre(op, old, next);
+            this.events.pre(op, old, next, diff);
             try {
                 const result = await fn();
                 // The outputs event carries the state after the step (a new id and outputs).
-                this.events.outputs(op, old, isState(result) ? result : next);
+                this.events.outputs(op, old, isState(result) ? result : next, diff);
                 if (op === "delete") this.count("delete");
                 return result;
             } catch (e) {
@@ -366,9 +416,9 @@ export class Deployment {
     }
 
     /** A step with no provider call (same, a logical replace, dropping a pending replacement). */
-    private logical(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined): void {
-        this.events.pre(op, old, next);
-        this.events.outputs(op, old, next);
+    private logical(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, diff: StepDiff = {}): void {
+        this.events.pre(op, old, next, diff);
+        this.events.outputs(op, old, next, diff);
     }
 
     /** A new copy into the state, its outputs secret as the engine marks them; the change counted. */

@@ -23,7 +23,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import * as YAML from "yaml";
 import { sh } from "../../../providers/transport/shell";
 import { Lab } from "../../lab/lab";
-import { DiffAnswer, plain } from "./stepRules";
+import { DiffAnswer, plain, PropertyDiff } from "./stepRules";
 
 type Props = Record<string, unknown>;
 
@@ -63,7 +63,15 @@ export class LabCloud {
     diff(type: string, oldInputs: Props, newInputs: Props): DiffAnswer {
         const changed = Object.keys({ ...oldInputs, ...newInputs }).filter((k) => JSON.stringify(plain(oldInputs[k])) !== JSON.stringify(plain(newInputs[k])));
         const replaces = changed.filter((k) => (FORCE_NEW[type] ?? []).includes(k));
-        return { changes: changed.length ? "some" : "none", replaces, deleteBeforeReplace: false };
+        // The bridged provider answers with a detailed diff, one entry per changed attribute, "-replace" for a
+        // ForceNew one (pulumi-terraform-bridge pkg/tfbridge/detailed_diff.go); in preview an unknown is a change.
+        const detailedDiff = Object.fromEntries(
+            changed.map((k) => {
+                const base = oldInputs[k] === undefined || oldInputs[k] === null ? "add" : newInputs[k] === undefined || newInputs[k] === null ? "delete" : "update";
+                return [k, { kind: (replaces.includes(k) ? `${base}-replace` : base) as PropertyDiff["kind"], inputDiff: false }];
+            }),
+        );
+        return { changes: changed.length ? "some" : "none", replaces, deleteBeforeReplace: false, changedKeys: changed, detailedDiff };
     }
 
     async create(type: string, urn: string, inputs: Props): Promise<{ id: string; outputs: Props }> {

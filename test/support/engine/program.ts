@@ -36,12 +36,13 @@ export class ProgramRun {
             PULUMI_CONFIG: JSON.stringify(settings.config),
             PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(settings.secretKeys),
         };
-        // The language host compiles a TypeScript program with ts-node (Pulumi.yaml runtime.options.typescript);
-        // type checking is left to `npm run typecheck` (PULUMI_NODEJS_TRANSPILE_ONLY semantics).
+        // The language host starts the program's entry as JavaScript (Pulumi.yaml `main`, runtime.options.typescript
+        // false); the entry loads the TypeScript sources with sucrase (loader/typescript.js). The host process here
+        // loads itself (programHost.ts) with that same loader, so the program runs as under `pulumi up`.
         this.child = fork(path.join(__dirname, "programHost.ts"), [settings.projectDir, settings.stack, settings.preview ? "preview" : "update"], {
             cwd: settings.projectDir,
             env,
-            execArgv: ["-r", require.resolve("ts-node/register/transpile-only")],
+            execArgv: ["-r", path.join(settings.projectDir, "loader", "typescript.js")],
             stdio: ["ignore", "pipe", "pipe", "ipc"],
         });
         for (const stream of ["stdout", "stderr"] as const) {

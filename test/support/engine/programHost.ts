@@ -4,9 +4,13 @@
  * `runInPulumiStack` (sdk/nodejs/cmd/run/run.ts), so it registers the root stack resource and its outputs as
  * under the CLI. The SDK runs in mock mode (`setMockOptions`) with the resource monitor below, which hands
  * every request, with its dependencies and options, to the engine over IPC and answers with what the
- * engine decided. Started by program.ts with `fork`; argv: project dir, stack, "preview" | "update".
+ * engine decided. Started by program.ts with `fork` (loaded, as the program, by loader/typescript.js); argv: project
+ * dir, stack, "preview" | "update". The program is loaded through its entry (Pulumi.yaml `main`: main.js), as the
+ * language host loads it.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
+import * as YAML from "yaml";
 
 type Callback = (err: Error | null, resp?: unknown) => void;
 type Reply = { error?: string; [key: string]: unknown };
@@ -91,9 +95,18 @@ const monitor = {
     },
 };
 
+/**
+ * The program's entry as the CLI finds it (pkg/engine/project.go getPwdMain): Pulumi.yaml `main` from the project
+ * folder; without one, the folder itself, which the runner resolves with package.json's `main`.
+ */
+function entryPoint(): string {
+    const project = YAML.parse(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8")) as { main?: string };
+    return path.resolve(projectDir, project.main ?? ".");
+}
+
 async function main(): Promise<void> {
     pulumi.runtime.setMockOptions(monitor, "k8s-vnf", stack, mode === "preview");
-    const program = path.join(projectDir, "index.ts");
+    const program = entryPoint();
     await pulumi.runtime.runInPulumiStack(async () => require(program));
     await pulumi.runtime.disconnect();
 }

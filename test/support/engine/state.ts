@@ -64,7 +64,11 @@ export class RunState {
     private readonly removed = new Set<ResourceState>();
     outputs: Record<string, unknown>;
 
-    constructor(private readonly file: string) {
+    /** A preview's state: kept in memory, never written (pkg/backend/diy/backend.go: a preview saves no checkpoint). */
+    constructor(
+        private readonly file: string,
+        private readonly dryRun = false,
+    ) {
         this.olds = loadCheckpoint(file);
         // A failed run keeps the stack's outputs (step_executor.go: finalizing stack outputs on error).
         this.outputs = { ...this.olds.outputs };
@@ -115,6 +119,7 @@ export class RunState {
     }
 
     save(): void {
+        if (this.dryRun) return;
         saveCheckpoint(this.file, { resources: this.resources(), outputs: this.outputs });
     }
 }

@@ -51,6 +51,64 @@ export interface DiffAnswer {
     changes: "some" | "none" | "unknown";
     replaces: string[];
     deleteBeforeReplace: boolean;
+    /** `DiffResult.ChangedKeys` (the provider's `diffs`); a dynamic provider returns none. */
+    changedKeys?: string[];
+    /** `DiffResult.DetailedDiff`, by property path; undefined when the provider returned none (`hasDetailedDiff` false). */
+    detailedDiff?: Record<string, PropertyDiff>;
+}
+
+/** `plugin.PropertyDiff` as the events carry it (sdk/go/common/apitype/events.go `PropertyDiff`). */
+export interface PropertyDiff {
+    kind: "add" | "add-replace" | "delete" | "delete-replace" | "update" | "update-replace";
+    inputDiff: boolean;
+}
+
+const pathOf = (prefix: string, key: string | number) => (typeof key === "number" ? `${prefix}[${key}]` : prefix ? `${prefix}.${key}` : key);
+
+/**
+ * `PropertyMap.Diff` then `plugin.NewDetailedDiffFromObjectDiff(diff, inputDiff)` (sdk/go/common/resource/properties_diff.go,
+ * sdk/go/common/resource/plugin/provider.go): the changed top-level keys and one entry per changed leaf path
+ * (`a.b[0]`), arrays and objects compared element by element; unknowns differ from everything.
+ */
+export function inputDiff(olds: Record<string, unknown>, news: Record<string, unknown>): { changedKeys: string[]; detailedDiff: Record<string, PropertyDiff> } {
+    const detailed: Record<string, PropertyDiff> = {};
+    const walk = (prefix: string, o: unknown, n: unknown): boolean => {
+        const a = plain(o);
+        const b = plain(n);
+        if (Array.isArray(a) && Array.isArray(b)) {
+            let any = false;
+            for (let i = 0; i < Math.max(a.length, b.length); i++) {
+                if (i >= a.length) detailed[pathOf(prefix, i)] = { kind: "add", inputDiff: true };
+                else if (i >= b.length) detailed[pathOf(prefix, i)] = { kind: "delete", inputDiff: true };
+                else if (!walk(pathOf(prefix, i), a[i], b[i])) continue;
+                any = true;
+            }
+            return any;
+        }
+        if (a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
+            let any = false;
+            for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+                const x = (a as Record<string, unknown>)[k];
+                const y = (b as Record<string, unknown>)[k];
+                if (x === undefined || x === null) {
+                    if (y === undefined || y === null) continue;
+                    detailed[pathOf(prefix, k)] = { kind: "add", inputDiff: true };
+                } else if (y === undefined || y === null) detailed[pathOf(prefix, k)] = { kind: "delete", inputDiff: true };
+                else if (!walk(pathOf(prefix, k), x, y)) continue;
+                any = true;
+            }
+            return any;
+        }
+        if (a !== UNKNOWN && b !== UNKNOWN && JSON.stringify(a) === JSON.stringify(b)) return false;
+        detailed[prefix] = { kind: "update", inputDiff: true };
+        return true;
+    };
+    const changedKeys = [...new Set([...Object.keys(olds), ...Object.keys(news)])].sort().filter((k) => {
+        const before = Object.keys(detailed).length;
+        walk("", { [k]: olds[k] }, { [k]: news[k] });
+        return Object.keys(detailed).length > before;
+    });
+    return { changedKeys, detailedDiff: detailed };
 }
 
 export type Decision = { op: "same" } | { op: "update" } | { op: "replace"; deleteBeforeReplace: boolean };

@@ -1,17 +1,19 @@
 /**
  * STAND-IN for the Pulumi CLI (the real one cannot be installed here), behaving as v3.248.0 does for every
  * command this project and the Node SDK's Automation API run: `version`, `stack init|select|output|history`,
- * `config [get|set|set-all|rm|rm-all]`, `up`, `destroy`, `refresh`, `cancel`. What the real CLI refuses, it
+ * `config [get|set|set-all|rm|rm-all]`, `up`, `preview`, `destroy`, `refresh`, `cancel`. What the real CLI refuses, it
  * refuses, with the real message; each rule is cited where it is implemented (commandLine.ts, project.ts,
  * stackConfig.ts, passphrase.ts, backend.ts, update.ts, eventLog.ts). It runs non-interactively and keeps
  * no "current stack": every command names its stack. Test knobs: knobs.ts.
  */
+import * as path from "node:path";
 import { DiyBackend } from "./backend";
 import { CommandLine, CommandSpec, FlagSpec, parseCommandLine } from "./commandLine";
 import { delayFor, recordCall, versionOverride } from "./knobs";
 import { loadOutputs } from "./outputs";
 import { findProject, Project } from "./project";
 import { coerce, parseConfigKey, StackConfigFile } from "./stackConfig";
+import { runPreview } from "./preview";
 import { runUpdate } from "./update";
 
 /** The version the stand-in follows; the Node SDK picks the gRPC event log for anything newer than 3.205. */
@@ -22,6 +24,8 @@ const json: FlagSpec = { name: "json", short: "j", kind: "bool" };
 const showSecrets: FlagSpec = { name: "show-secrets", kind: "bool" };
 const pathFlag: FlagSpec = { name: "path", kind: "bool" };
 const yes: FlagSpec = { name: "yes", short: "y", kind: "bool" };
+/** A persistent flag of `pulumi config` (pkg/cmd/pulumi/config/config.go `newConfigCmd`): every subcommand takes it. */
+const configFile: FlagSpec = { name: "config-file", kind: "string" };
 const updateFlags: FlagSpec[] = [
     stack,
     yes,
@@ -32,30 +36,55 @@ const updateFlags: FlagSpec[] = [
     ...(process.env.PULUMI_DEBUG_COMMANDS ? [{ name: "event-log", kind: "string" as const }] : []),
 ];
 
+/**
+ * `pulumi preview`'s flags (pkg/cmd/pulumi/operations/preview.go `NewPreviewCmd`) that the stand-in implements,
+ * and those the Node Automation API passes (sdk/nodejs/automation/stack.ts `preview`, `applyGlobalOpts`) that
+ * change nothing here (`--exec-kind`, `--suppress-outputs`, `--suppress-progress`, `--parallel`).
+ */
+const previewFlags: FlagSpec[] = [
+    stack,
+    { name: "diff", kind: "bool" },
+    json,
+    { name: "config-file", kind: "string" },
+    { name: "expect-no-changes", kind: "bool" },
+    { name: "replace", kind: "strings" },
+    { name: "message", short: "m", kind: "string" },
+    { name: "show-sames", kind: "bool" },
+    { name: "show-replacement-steps", kind: "bool" },
+    { name: "suppress-outputs", kind: "bool" },
+    { name: "suppress-progress", kind: "bool" },
+    { name: "parallel", short: "p", kind: "string" },
+    { name: "exec-kind", kind: "string" },
+    { name: "exec-agent", kind: "string" },
+    ...(process.env.PULUMI_DEBUG_COMMANDS ? [{ name: "event-log", kind: "string" as const }] : []),
+];
+
 const COMMANDS: CommandSpec[] = [
     { names: ["version"], flags: [], args: { min: 0, max: 0 } },
     { names: ["stack init"], flags: [stack, { name: "secrets-provider", kind: "string" }, { name: "no-select", kind: "bool" }], args: { min: 0, max: 1 } },
     { names: ["stack select"], flags: [stack, { name: "create", short: "c", kind: "bool" }, { name: "secrets-provider", kind: "string" }], args: { min: 0, max: 1 } },
     { names: ["stack output"], flags: [stack, json, showSecrets], args: { min: 0, max: 1 } },
     { names: ["stack history"], flags: [stack, json, showSecrets, { name: "page-size", kind: "string" }, { name: "page", kind: "string" }], args: { min: 0, max: 0 } },
-    { names: ["config"], flags: [stack, json, showSecrets], args: { min: 0, max: 0 } },
-    { names: ["config get"], flags: [stack, json, pathFlag], args: { min: 1, max: 1 } },
+    { names: ["config"], flags: [stack, configFile, json, showSecrets], args: { min: 0, max: 0 } },
+    { names: ["config get"], flags: [stack, configFile, json, pathFlag], args: { min: 1, max: 1 } },
     {
         names: ["config set"],
-        flags: [stack, pathFlag, { name: "plaintext", kind: "bool" }, { name: "secret", kind: "bool" }, { name: "type", kind: "string" }, { name: "raw", kind: "bool" }],
+        flags: [stack, configFile, pathFlag, { name: "plaintext", kind: "bool" }, { name: "secret", kind: "bool" }, { name: "type", kind: "string" }, { name: "raw", kind: "bool" }],
         args: { min: 1, max: 2 },
         // pkg/cmd/pulumi/config/config.go, newConfigSetCmd: setCmd.MarkFlagsMutuallyExclusive("secret", "plaintext", "type")
         exclusive: ["secret", "plaintext", "type"],
     },
     {
         names: ["config set-all"],
-        flags: [stack, pathFlag, { name: "plaintext", kind: "strings" }, { name: "secret", kind: "strings" }, { name: "json", kind: "string" }],
+        flags: [stack, configFile, pathFlag, { name: "plaintext", kind: "strings" }, { name: "secret", kind: "strings" }, { name: "json", kind: "string" }],
         args: { min: 0, max: 0 },
     },
-    { names: ["config rm", "config remove"], flags: [stack, pathFlag], args: { min: 1, max: 1 } },
-    { names: ["config rm-all", "config remove-all"], flags: [stack, pathFlag], args: { min: 1, max: Infinity } },
+    { names: ["config rm", "config remove"], flags: [stack, configFile, pathFlag], args: { min: 1, max: 1 } },
+    { names: ["config rm-all", "config remove-all"], flags: [stack, configFile, pathFlag], args: { min: 1, max: Infinity } },
     { names: ["up", "update"], flags: [...updateFlags, { name: "replace", kind: "strings" }], args: { min: 0, max: 0 } },
-    { names: ["destroy"], flags: updateFlags, args: { min: 0, max: 0 } },
+    { names: ["preview"], flags: previewFlags, args: { min: 0, max: 0 } },
+    // destroy.go: `--preview-only` shows what a destroy would delete, and needs no --yes.
+    { names: ["destroy"], flags: [...updateFlags, { name: "preview-only", kind: "bool" }], args: { min: 0, max: 0 } },
     { names: ["refresh"], flags: updateFlags, args: { min: 0, max: 0 } },
     { names: ["cancel"], flags: [stack, yes], args: { min: 0, max: 1 } },
 ];
@@ -84,7 +113,7 @@ function context(line: CommandLine, positionalStack = false): Context {
 
 /** `CreateStack`: the secrets manager first (its salt into the stack file), then the stack in the backend. */
 function createStack(ctx: Context): void {
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     try {
         file.crypter(process.env);
     } catch (e) {
@@ -92,6 +121,12 @@ function createStack(ctx: Context): void {
     }
     ctx.backend.createStack(ctx.stack);
     file.save();
+}
+
+/** The stack's config file, or the one `--config-file` names (read against the working directory). */
+function stackConfigFile(ctx: Context): StackConfigFile {
+    const named = ctx.line.string("config-file");
+    return named === undefined ? StackConfigFile.load(ctx.project, ctx.stack) : StackConfigFile.loadFile(path.resolve(named));
 }
 
 async function readStdin(): Promise<string> {
@@ -110,7 +145,7 @@ async function configSet(ctx: Context): Promise<void> {
     else if (!process.stdin.isTTY) value = line.bool("raw") ? await readStdin() : (await readStdin()).replace(/\r?\n$/, "");
     else throw new Error("config value must be specified in non-interactive mode");
     ctx.backend.requireStack(ctx.stack);
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     let leaf: unknown;
     if (line.bool("secret")) leaf = { secure: file.crypter(process.env).encrypt(value) };
     else {
@@ -143,7 +178,7 @@ function configSetAll(ctx: Context): void {
     const jsonArg = line.string("json");
     if (jsonArg !== undefined && (pairs.length || line.bool("path"))) throw new Error("the --json option cannot be used with the --plaintext, --secret or --path options");
     ctx.backend.requireStack(ctx.stack);
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     for (const { p, secret } of pairs) {
         // io.go `parseKeyValuePair`: split at the first `=`, or after a quoted key at `<quote>=`.
         const quote = p[0] === '"' || p[0] === "'" ? p[0] : "";
@@ -175,7 +210,7 @@ function configSetAll(ctx: Context): void {
 
 function configRemove(ctx: Context, keys: string[]): void {
     ctx.backend.requireStack(ctx.stack);
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     for (const text of keys) {
         const { key, path } = parseConfigKey(ctx.project, text, ctx.line.bool("path"));
         file.remove(key, path);
@@ -185,7 +220,7 @@ function configRemove(ctx: Context, keys: string[]): void {
 
 function configGet(ctx: Context): void {
     ctx.backend.requireStack(ctx.stack);
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     const { key, path } = parseConfigKey(ctx.project, ctx.line.args[0], ctx.line.bool("path"));
     const decrypted = file.values(file.hasSecrets() ? file.crypter(process.env) : undefined).get(key);
     let value = decrypted?.value;
@@ -196,7 +231,7 @@ function configGet(ctx: Context): void {
 
 function configList(ctx: Context): void {
     ctx.backend.requireStack(ctx.stack);
-    const file = StackConfigFile.load(ctx.project, ctx.stack);
+    const file = stackConfigFile(ctx);
     const show = ctx.line.bool("show-secrets");
     const values = file.values(show && file.hasSecrets() ? file.crypter(process.env) : undefined);
     const out: Record<string, { value?: string; objectValue?: unknown; secret: boolean }> = {};
@@ -262,9 +297,28 @@ async function dispatch(line: CommandLine): Promise<void> {
             process.stdout.write(`The currently running update for '${ctx.stack}' has been canceled!\n`);
             return;
         }
+        case "preview": {
+            const ctx = context(line);
+            return runPreview({
+                project: ctx.project,
+                backend: ctx.backend,
+                stack: ctx.stack,
+                replace: line.strings("replace"),
+                eventLog: line.string("event-log"),
+                configFile: line.string("config-file"),
+                display: line.bool("json") ? "json" : line.bool("diff") ? "diff" : "progress",
+                showSames: line.bool("show-sames"),
+                showReplacementSteps: line.bool("show-replacement-steps"),
+                expectNoChanges: line.bool("expect-no-changes"),
+            });
+        }
         case "up":
         case "destroy":
         case "refresh": {
+            if (name === "destroy" && line.bool("preview-only")) {
+                const ctx = context(line);
+                return runPreview({ project: ctx.project, backend: ctx.backend, stack: ctx.stack, replace: [], eventLog: line.string("event-log"), display: "progress", showSames: false, showReplacementSteps: false, expectNoChanges: false, destroy: true });
+            }
             if (!line.bool("yes") && !line.bool("skip-preview")) throw new Error("--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode");
             const ctx = context(line);
             return runUpdate({ kind: name === "up" ? "update" : name, project: ctx.project, backend: ctx.backend, stack: ctx.stack, replace: line.strings("replace"), eventLog: line.string("event-log") });

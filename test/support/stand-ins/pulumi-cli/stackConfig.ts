@@ -151,7 +151,15 @@ export class StackConfigFile {
     ) {}
 
     static load(project: Project, stack: string): StackConfigFile {
-        const file = stackFilePath(project, stack);
+        return StackConfigFile.loadFile(stackFilePath(project, stack));
+    }
+
+    /**
+     * A stack config file named by `--config-file` (pkg/cmd/pulumi/stack/io.go `LoadProjectStack`:
+     * `workspace.LoadProjectStack(sink, project, configFile)`, the path as given, relative to the working
+     * directory); its own `encryptionsalt` keys its secrets. A missing file is an empty one.
+     */
+    static loadFile(file: string): StackConfigFile {
         if (!fs.existsSync(file)) return new StackConfigFile(file, new YAML.Document({}), false);
         return new StackConfigFile(file, YAML.parseDocument(fs.readFileSync(file, "utf8")), true);
     }

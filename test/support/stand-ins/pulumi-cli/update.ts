@@ -28,7 +28,7 @@ export interface UpdateRequest {
 }
 
 /** The config map the CLI hands the language host: values as text (maps and lists as JSON), secrets decrypted. */
-function programConfig(project: Project, stack: string, file: StackConfigFile, crypter: Crypter): { config: Record<string, string>; secretKeys: string[] } {
+export function programConfig(project: Project, stack: string, file: StackConfigFile, crypter: Crypter): { config: Record<string, string>; secretKeys: string[] } {
     let merged;
     try {
         merged = mergeAndValidate(project, stack, file.values(crypter));
@@ -38,6 +38,20 @@ function programConfig(project: Project, stack: string, file: StackConfigFile, c
     const config: Record<string, string> = {};
     for (const [key, v] of merged) config[key] = typeof v.value === "string" ? v.value : v.value !== null && typeof v.value === "object" ? JSON.stringify(v.value) : String(v.value);
     return { config, secretKeys: [...merged].filter(([, v]) => v.secret).map(([k]) => k) };
+}
+
+/** What every engine run of the stand-in takes: the stack, its checkpoint and config, the lab it runs on. */
+export function labRun(project: Project, backend: DiyBackend, stack: string, program: { config: Record<string, string>; secretKeys: string[] }): Omit<StackRun, "onEvent" | "onOutput" | "signal"> {
+    const labDescriptor = process.env.K8S_VNF_LAB;
+    if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
+    return {
+        projectDir: project.dir,
+        stack,
+        stateFile: backend.checkpointFile(stack),
+        ...program,
+        env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+        labDescriptor,
+    };
 }
 
 export async function runUpdate(request: UpdateRequest): Promise<void> {
@@ -72,16 +86,8 @@ export async function runUpdate(request: UpdateRequest): Promise<void> {
             emit({ summaryEvent: { maybeCorrupt: false, durationSeconds: 0, resourceChanges: {}, PolicyPacks: {}, isPreview: false, result: "failed" } });
             throw new Error(planted);
         }
-        const labDescriptor = process.env.K8S_VNF_LAB;
-        if (!labDescriptor) throw new Error("the stand-in Pulumi CLI runs the program against lab hosts: set K8S_VNF_LAB to a lab's descriptor file (test/lab/lab.ts)");
         const run: StackRun = {
-            projectDir: project.dir,
-            stack,
-            stateFile: backend.checkpointFile(stack),
-            config,
-            secretKeys,
-            env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
-            labDescriptor,
+            ...labRun(project, backend, stack, { config, secretKeys }),
             // The engine's own sequence numbers are kept; its cancel event is sent last (below), as the
             // engine's deferred NewCancelEvent is (pkg/engine/update.go), and ends the stream.
             onEvent: (event: EngineEventJson) => {

@@ -1,0 +1,73 @@
+/**
+ * The dry run of an LCM operation (`POST /k8s-vnf/v1/vnf_instances/{id}/plan`): the request is checked and
+ * planned exactly as the operation would be (the same refusals, before anything runs), then its first stack
+ * update is previewed with the config it would set (a terminate: the destroy). Nothing changes: the config
+ * goes into a copy of the stack's file, a preview takes no lock and writes no state, no occurrence is made.
+ * An operation of several updates (a graceful stop, a port move, a flavour change) depends on each update's
+ * result for the next, so only its first is previewed, and the answer says how many follow.
+ */
+import { redactText } from "../config/secrets";
+import { ChangePlan, planFromEvents, printablePlan } from "./changePlan";
+import { Lifecycle, Operation } from "./lifecycle";
+import { ProblemError } from "./problem";
+import { StackRunner } from "./stackRunner";
+
+type Body = Record<string, any>;
+
+/** The operations a dry run takes, by the name of their task resource (`/vnf_instances/{id}/scale`, ...). */
+export const PLANNABLE: Record<string, Operation> = {
+    instantiate: "INSTANTIATE",
+    scale: "SCALE",
+    scale_to_level: "SCALE_TO_LEVEL",
+    heal: "HEAL",
+    operate: "OPERATE",
+    change_ext_conn: "CHANGE_EXT_CONN",
+    change_flavour: "CHANGE_FLAVOUR",
+    terminate: "TERMINATE",
+};
+
+/**
+ * Which operation a body is for: the `operation` query parameter, else the member only that operation's
+ * request has (SOL003: InstantiateVnfRequest.flavourId, ScaleVnfRequest.type and aspectId, ...). A heal
+ * request may be empty, so a body that names nothing needs the parameter.
+ */
+export function operationOf(named: string | undefined, body: Body): Operation {
+    if (named !== undefined) {
+        const operation = PLANNABLE[named];
+        if (!operation) throw new ProblemError(400, `operation: must be one of ${Object.keys(PLANNABLE).join(", ")} (got ${JSON.stringify(named).slice(0, 40)})`);
+        return operation;
+    }
+    if ("newFlavourId" in body) return "CHANGE_FLAVOUR";
+    if ("flavourId" in body) return "INSTANTIATE";
+    if ("aspectId" in body || "numberOfSteps" in body) return "SCALE";
+    if ("instantiationLevelId" in body || "scaleInfo" in body) return "SCALE_TO_LEVEL";
+    if ("changeStateTo" in body) return "OPERATE";
+    if ("terminationType" in body) return "TERMINATE";
+    if ("extVirtualLinks" in body) return "CHANGE_EXT_CONN";
+    if ("vnfcInstanceId" in body || "cause" in body) return "HEAL";
+    throw new ProblemError(400, `operation: the body names no operation; give it as ?operation=${Object.keys(PLANNABLE).join("|")}`);
+}
+
+export interface DryRun extends ChangePlan {
+    operation: Operation;
+    vnfInstanceId: string;
+    /** The stack updates the operation would run; the first is the one previewed (0: a destroy). */
+    updates: number;
+    /** The plan as text, as `k8s-vnf plan` prints it. */
+    text: string;
+}
+
+export async function dryRun(lifecycle: Lifecycle, runner: StackRunner, operation: Operation, instanceId: string, params: Body): Promise<DryRun> {
+    const { stackName, updates, env, secrets } = lifecycle.dryRunOf(operation, instanceId, params);
+    const events: Body[] = [];
+    try {
+        await runner.preview(stackName, updates[0], { env, destroy: updates.length === 0, onEvent: (e) => void events.push(e as Body) });
+    } catch (e) {
+        throw new ProblemError(422, `the preview failed: ${redactText((e as Error).message, secrets)}`);
+    }
+    const plan = planFromEvents(events);
+    const later = updates.length > 1 ? ` (the first of ${updates.length} updates; each later one depends on the one before: plan again after it)` : "";
+    const text = printablePlan(plan, `Plan of ${operation.toLowerCase()} for VNF instance ${instanceId}${later}; nothing was changed:`);
+    // Events show secrets blinded; a secret in anything else would be a bug, so it is redacted all the same.
+    return JSON.parse(redactText(JSON.stringify({ operation, vnfInstanceId: instanceId, updates: updates.length, ...plan, text }), secrets)) as DryRun;
+}
