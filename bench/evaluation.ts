@@ -23,6 +23,9 @@
  * outputs. Wall time runs from the spawn to the process's exit; peak RSS is the program process's VmHWM
  * (/proc/<pid>/status), read as the stack's outputs arrive and polled until the exit.
  *
+ * Then the same for bench/sdkFloor.js, bare resources in the same numbers: what the SDK itself costs, which no
+ * program can save.
+ *
  * Run: `npm run bench` (with the others), or `npx ts-node --transpile-only bench/evaluation.ts [workers...]`.
  * BENCH_EVAL_PROFILE=<dir> adds `--cpu-prof --cpu-prof-dir <dir>` to the program's node; BENCH_EVAL_SIZES=1 prints
  * what the program sent, by resource type and log message. test/entry.spec.ts runs `evaluate` on a small stack.
@@ -165,14 +168,14 @@ function vmHwmMb(pid: number): number | undefined {
 }
 
 /** One evaluation of the program with the given number of workers, started as `pulumi up` starts it. */
-export async function evaluate(workers: number): Promise<Run> {
+export async function evaluate(workers: number, program?: string): Promise<Run> {
     const project = YAML.parse(fs.readFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), "utf8")) as { name: string; main?: string; runtime: string | { options?: Record<string, unknown> } };
     const options = (typeof project.runtime === "object" && project.runtime.options) || {};
     // getPwdMain: a `main` file runs from its folder, under its base name; without `main`, "." in the project.
     let pwd = PROJECT_DIR;
     let entry = ".";
-    if (project.main) {
-        const main = path.resolve(PROJECT_DIR, project.main);
+    if (program ?? project.main) {
+        const main = path.resolve(PROJECT_DIR, program ?? project.main!);
         if (fs.statSync(main).isDirectory()) pwd = main;
         else [pwd, entry] = [path.dirname(main), path.basename(main)];
     }
@@ -260,6 +263,23 @@ async function main(): Promise<void> {
         const [a, b] = [best[best.length - 2], best[best.length - 1]];
         const perWorker = (b.seconds - a.seconds) / (b.workers - a.workers);
         console.log(`  growth: ${(perWorker * 1000).toFixed(1)} ms and ${(((b.peakMb - a.peakMb) / (b.workers - a.workers)) * 1000).toFixed(0)} kB per worker (${a.workers} → ${b.workers}); ${((b.registrations - a.registrations) / (b.workers - a.workers)).toFixed(1)} registrations per worker`);
+    }
+    if (!sizes.length) {
+        // The part of those figures no program can save: the SDK registering as many bare resources.
+        console.log("The SDK alone, started the same way (bench/sdkFloor.js: 5 bare resources of 10 properties per worker):");
+        const floor = [];
+        for (const workers of [100, 1000]) {
+            const r = await evaluate(workers, "bench/sdkFloor.js");
+            if (r.errors.length) {
+                failed = true;
+                console.log(`  ${workers} workers: FAILED\n    ${r.errors.join("\n    ")}`);
+            }
+            floor.push(r);
+            console.log(`  ${String(workers).padStart(5)} workers: ${r.seconds.toFixed(2).padStart(6)} s  ${r.peakMb.toFixed(0).padStart(5)} MB peak RSS  ${String(r.registrations).padStart(6)} registrations`);
+        }
+        const [small, large] = floor;
+        const workers = large.workers - small.workers;
+        console.log(`  growth: ${(((large.seconds - small.seconds) / workers) * 1000).toFixed(1)} ms and ${(((large.peakMb - small.peakMb) / workers) * 1000).toFixed(0)} kB per worker`);
     }
     if (failed) process.exitCode = 1;
 }

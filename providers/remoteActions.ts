@@ -27,6 +27,8 @@ export interface RemoteAction {
     action: string;
     /** `sha256:` and 16 hex digits of what is sent to the host; unknown in a preview until its inputs are. */
     digest: pulumi.Output<string>;
+    /** At an update, it runs only when its digest changed (else any update runs it). */
+    onChange?: true;
     /**
      * A delete action's: the URN of the resource the step is deleted with (`deletedWith`). When that one is
      * deleted in the same run, the engine calls no delete of the step, so the action does not run.
@@ -42,6 +44,8 @@ export interface PlannedAction {
     script?: HostScript;
     /** Everything else that decides what runs there: arguments, rendered files, settings. */
     rendered: pulumi.Input<unknown>;
+    /** At an update, the step runs it only when `rendered` changed (e.g. a drain only when `drained` does). */
+    onChange?: true;
 }
 
 /** A step's plan: its actions, from its resource args and the name of what it acts on. */
@@ -81,6 +85,7 @@ export function registeredActions(planned: PlannedAction[], deletedWith: pulumi.
         when: a.when.join(", "),
         action: a.action,
         digest: pulumi.unsecret((pulumi.output(a.rendered) as pulumi.Output<unknown>).apply((rendered) => actionDigest(a.script, maskSecrets(rendered)))),
+        ...(a.onChange ? { onChange: true as const } : {}),
         ...(deletedWith && a.when.includes("delete") ? { deletedWith: deletedWith.urn } : {}),
     }));
 }

@@ -141,7 +141,7 @@ export function checkConnection(connection: unknown): Failure[] {
     return failures;
 }
 
-type Action = { when?: unknown; action?: unknown; digest?: unknown };
+type Action = { when?: unknown; action?: unknown; digest?: unknown; onChange?: unknown };
 
 /** The actions of a `remoteActions` input (remoteActions.ts) that run in `phase`. */
 function actionsIn(actions: unknown, phase: string): Action[] {
@@ -154,18 +154,19 @@ function listed(actions: Action[]): string {
 
 /**
  * What a change runs, in one line: a replacement's delete and create actions in the order the engine runs
- * them; an update's actions, those whose digest changed first named.
+ * them; an update's actions but those that run only when their digest changed and it did not. A state made
+ * before steps recorded their plans has no actions to name.
  */
 function actionSummary(olds: unknown, news: unknown, replaces: string[], deleteFirst: boolean): string {
+    const recorded = Array.isArray(olds);
     if (replaces.length) {
-        const del = `delete: ${listed(actionsIn(olds, "delete"))}`;
+        const del = `delete: ${recorded ? listed(actionsIn(olds, "delete")) : "its actions (not recorded in this older state)"}`;
         const create = `create: ${listed(actionsIn(news, "create"))}`;
         return `will replace (${replaces.join(", ")}): ${deleteFirst ? `${del}, then ${create}` : `${create}, then ${del}`}`;
     }
     const before = actionsIn(olds, "update");
-    const after = actionsIn(news, "update");
-    const changed = after.filter((a) => !before.some((b) => b.action === a.action && b.digest === a.digest));
-    return `will update: ${listed(changed.length ? changed : after)}`;
+    const runs = actionsIn(news, "update").filter((a) => !a.onChange || !recorded || !before.some((b) => b.action === a.action && b.digest === a.digest));
+    return `will update: ${listed(runs)}`;
 }
 
 /** The session a step without its own host gets: any use is a bug in the step. */
@@ -190,6 +191,23 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
     }
 
     async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+        const replaces = this.replacesOf(olds, news);
+        // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint). An input given
+        // before and left out now (a proxy or a login removed from config) is a change too. The plan of remote
+        // actions is for display: it changes only with the inputs it is made from, or with code, which
+        // `providerVersion` brings (a state made before plans were recorded is not updated for it).
+        const computed = new Set<string>([...this.def.outputs, "hostKeyFingerprint", "__provider", "remoteActions"]);
+        const inputs = new Set([...Object.keys(news), ...Object.keys(olds)].filter((k) => !computed.has(k)));
+        const changed = [...inputs].some((k) => !same(olds[k], news[k]));
+        const drifted = this.def.drifted?.(olds as I & C) ?? false;
+        const changes = changed || drifted || replaces.length > 0;
+        // The CLI shows a dynamic provider's console output (v3.146+): one line of what the change runs.
+        if (changes) console.log(`[${this.def.kind} ${id}] ${actionSummary(olds.remoteActions, news.remoteActions, replaces, this.def.deleteBeforeReplace)}`);
+        return { changes, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
+    }
+
+    /** The inputs whose change replaces the resource: the host's identity, `replaceOn`, any still unknown. */
+    protected replacesOf(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
         const replaces: string[] = [];
         const oldConn = (olds.connection ?? {}) as Record<string, unknown>;
         const newConn = news.connection;
@@ -199,16 +217,7 @@ export class StepProvider<I extends StepInputs, C extends StepInputs = StepInput
             if (CONNECTION_IDENTITY.some((k) => isUnknown(nc[k]) || !same(oldConn[k], nc[k]))) replaces.push("connection");
         }
         for (const key of this.def.replaceOn) if (containsUnknown(news[key]) || !same(olds[key], news[key])) replaces.push(key);
-        // Only the inputs count: the olds also hold computed outputs (e.g. hostKeyFingerprint). An input given
-        // before and left out now (a proxy or a login removed from config) is a change too.
-        const computed = new Set<string>([...this.def.outputs, "hostKeyFingerprint", "__provider"]);
-        const inputs = new Set([...Object.keys(news), ...Object.keys(olds).filter((k) => !computed.has(k))]);
-        const changed = [...inputs].some((k) => k !== "__provider" && !same(olds[k], news[k]));
-        const drifted = this.def.drifted?.(olds as I & C) ?? false;
-        const changes = changed || drifted || replaces.length > 0;
-        // The CLI shows a dynamic provider's console output (v3.146+): one line of what the change runs.
-        if (changes) console.log(`[${this.def.kind} ${id}] ${actionSummary(olds.remoteActions, news.remoteActions, replaces, this.def.deleteBeforeReplace)}`);
-        return { changes, replaces, deleteBeforeReplace: this.def.deleteBeforeReplace };
+        return replaces;
     }
 
     async create(inputs: Record<string, unknown>) {

@@ -36,8 +36,8 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
     ) {
         const { connection, ...inputs } = args;
         for (const key of secrets.inputs ?? []) if (inputs[key] !== undefined) inputs[key] = pulumi.secret(inputs[key]);
-        // The plan is made from the inputs as registered, so a digest over a secret input is secret too. Its
-        // action texts name the node where the step has one, else the resource.
+        // The plan's action texts name the node where the step has one, else the resource (its digests never
+        // depend on a credential: remoteActions.ts).
         const subject = typeof inputs.nodeName === "string" ? inputs.nodeName : name;
         inputs.remoteActions = registeredActions(plan({ ...inputs, connection: pulumi.secret(connection) }, subject), opts?.deletedWith);
         // Computed values are registered as undefined so the SDK creates their Outputs (see StepDefinition.outputs).

@@ -4,13 +4,14 @@
  * input, providers/remoteActions.ts): a new worker's join, a leaving one's drain, HAProxy re-rendered on a
  * master. Pure: the events come from `pulumi preview` (stackRunner.ts) through the Automation API.
  */
+import type { Phase } from "../providers/remoteActions";
 
 type Body = Record<string, any>;
 
 /** The engine's placeholder for a value a preview cannot know yet (sdk/go/common/resource/stack). */
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
-export type Phase = "create" | "update" | "delete";
+export type { Phase };
 
 export interface PlannedRemoteAction {
     phase: Phase;
@@ -35,6 +36,8 @@ export interface PlannedChange {
     name: string;
     /** The remote actions this step runs, in order (none for cloud resources and components). */
     actions: PlannedRemoteAction[];
+    /** A step whose state was made before steps recorded their plans: what it runs is not known here. */
+    unrecorded?: true;
 }
 
 export interface ChangePlan {
@@ -55,6 +58,9 @@ const PHASE_OF: Record<string, Phase | undefined> = {
     "discard-replaced": "delete",
 };
 
+/** The type of every step resource (providers/stepResource.ts: module k8s-vnf of the dynamic provider). */
+const STEP_TYPE = "pulumi-nodejs:dynamic/k8s-vnf:";
+
 const NOT_A_CHANGE = new Set(["same", "read", "refresh", "remove-pending-replace"]);
 
 function shownDigest(digest: unknown): string {
@@ -63,7 +69,7 @@ function shownDigest(digest: unknown): string {
     return "[secret]";
 }
 
-function actionsOf(inputs: Body | undefined): { when: string; action: string; digest: unknown; deletedWith?: unknown }[] {
+function actionsOf(inputs: Body | undefined): { when: string; action: string; digest: unknown; deletedWith?: unknown; onChange?: unknown }[] {
     const actions = inputs?.remoteActions;
     return Array.isArray(actions) ? actions.filter((a) => a && typeof a.when === "string" && typeof a.action === "string") : [];
 }
@@ -75,9 +81,12 @@ function stepActions(op: string, metadata: Body, deleted: ReadonlySet<string>): 
     const before = actionsOf(metadata.old?.inputs);
     return actionsOf(state?.inputs)
         .filter((a) => a.when.split(", ").includes(phase))
-        .map((a) => {
+        .map((a) => ({ a, changed: !before.some((b) => b.action === a.action && b.digest === a.digest) }))
+        // An action that runs at an update only when its digest changes does not run when it did not.
+        .filter(({ a, changed }) => phase !== "update" || !a.onChange || changed)
+        .map(({ a, changed }) => {
             const planned: PlannedRemoteAction = { phase, action: a.action, digest: shownDigest(a.digest) };
-            if (phase === "update") planned.changed = !before.some((b) => b.action === a.action && b.digest === a.digest);
+            if (phase === "update") planned.changed = changed;
             if (phase === "delete" && typeof a.deletedWith === "string" && deleted.has(a.deletedWith)) planned.skipped = `deleted with ${nameOf(a.deletedWith)}`;
             return planned;
         });
@@ -93,7 +102,12 @@ export function planFromEvents(events: Body[]): ChangePlan {
         if (metadata && !NOT_A_CHANGE.has(metadata.op)) steps.push(metadata);
     }
     const deleted = new Set(steps.filter((m) => PHASE_OF[m.op] === "delete").map((m) => String(m.urn)));
-    const changes = steps.map((m) => ({ op: String(m.op), urn: String(m.urn), type: String(m.type), name: nameOf(String(m.urn)), actions: stepActions(m.op, m, deleted) }));
+    const changes = steps.map((m) => {
+        const change: PlannedChange = { op: String(m.op), urn: String(m.urn), type: String(m.type), name: nameOf(String(m.urn)), actions: stepActions(m.op, m, deleted) };
+        const state = PHASE_OF[m.op] === "delete" ? m.old : m.new;
+        if (String(m.type).startsWith(STEP_TYPE) && state?.inputs && !Array.isArray(state.inputs.remoteActions)) change.unrecorded = true;
+        return change;
+    });
     return { changes, resourceChanges };
 }
 
@@ -111,6 +125,7 @@ export function printablePlan(plan: ChangePlan, title: string): string {
     for (const c of plan.changes) {
         const kind = c.type.slice(c.type.lastIndexOf(":") + 1);
         lines.push(`  ${(SYMBOL[c.op] ?? "?").padEnd(2)} ${c.op.padEnd(18)} ${c.name} (${kind})`);
+        if (c.unrecorded) lines.push("        (its remote actions are not recorded: its state predates plans; they run all the same)");
         for (const a of c.actions) lines.push(`        ${a.phase}: ${a.action} [${a.digest}${a.changed ? ", changed" : ""}]${a.skipped ? ` (not run: ${a.skipped})` : ""}`);
     }
     const totals = Object.entries(plan.resourceChanges)

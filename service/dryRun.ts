@@ -2,7 +2,8 @@
  * The dry run of an LCM operation (`POST /k8s-vnf/v1/vnf_instances/{id}/plan`): the request is checked and
  * planned exactly as the operation would be (the same refusals, before anything runs), then its first stack
  * update is previewed with the config it would set (a terminate: the destroy). Nothing changes: the config
- * goes into a copy of the stack's file, a preview takes no lock and writes no state, no occurrence is made.
+ * goes into a copy of the stack's file, a preview writes no state, no occurrence is made (an instantiate's
+ * dry run creates the instance's stack, empty, when it has none: stackRunner.ts).
  * An operation of several updates (a graceful stop, a port move, a flavour change) depends on each update's
  * result for the next, so only its first is previewed, and the answer says how many follow.
  */
@@ -33,7 +34,7 @@ export const PLANNABLE: Record<string, Operation> = {
  */
 export function operationOf(named: string | undefined, body: Body): Operation {
     if (named !== undefined) {
-        const operation = PLANNABLE[named];
+        const operation = Object.hasOwn(PLANNABLE, named) ? PLANNABLE[named] : undefined;
         if (!operation) throw new ProblemError(400, `operation: must be one of ${Object.keys(PLANNABLE).join(", ")} (got ${JSON.stringify(named).slice(0, 40)})`);
         return operation;
     }

@@ -40,8 +40,9 @@ export interface StackRunner {
     destroy(stackName: string, options: RunOptions): Promise<void>;
     /**
      * A dry run: `pulumi preview` of the stack with `config` in place of its own (its own when undefined), or
-     * of its destroy; its engine events go to `onEvent`. Nothing is changed: the config is set in a copy of
-     * the stack's file (`--config-file`), and a preview takes no lock and writes no state.
+     * of its destroy; its engine events go to `onEvent`. The config is set in a copy of the stack's file
+     * (`--config-file`), and a preview writes no state. A stack that does not exist is refused, but for a
+     * config's preview (an instantiate's), which creates it empty, as the instantiate would.
      */
     preview(stackName: string, config: Record<string, unknown> | undefined, options: RunOptions & { destroy?: boolean }): Promise<void>;
     /**
@@ -108,7 +109,9 @@ export class AutomationStackRunner implements StackRunner {
         const command = await this.command(run);
         const scratch = config === undefined || run.destroy ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-"));
         try {
-            const stack = await this.stack(stackName, command, run.env);
+            // A stack is made only for an instantiate's dry run (it has none yet; it is the one its instantiate
+            // will use, empty): planning a stack as it is configured needs the stack.
+            const stack = config === undefined || run.destroy ? await this.existingStack(stackName, command, run.env) : await this.stack(stackName, command, run.env);
             if (run.destroy) return void (await stack.previewDestroy({ onEvent: run.onEvent }));
             if (!scratch || config === undefined) return void (await stack.preview({ onEvent: run.onEvent }));
             // The stack's file (its encryption salt with it) copied, then set as the operation would set it.
@@ -137,6 +140,10 @@ export class AutomationStackRunner implements StackRunner {
             if (e instanceof automation().StackNotFoundError) return `${stopped}; its stack was never created`;
             throw cliFailure(e);
         }
+    }
+
+    private existingStack(stackName: string, command: OperationCommand, env: Record<string, string>) {
+        return automation().LocalWorkspace.selectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand: command as unknown as PulumiCommand, envVars: env });
     }
 
     private stack(stackName: string, command: OperationCommand, env: Record<string, string>) {

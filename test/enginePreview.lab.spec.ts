@@ -234,6 +234,22 @@ describe("preview: the test engine and the stand-in Pulumi CLI on a simple kubea
             }
         });
 
+        it("pulumi preview --diff shows the remote actions: a new worker's join among its step's inputs; for a heal, each step's one line of what its replacement runs", () => {
+            const out = ok("preview", "--diff", "--stack", "simple").stdout;
+            assert.match(out, /remoteActions *: \[[\s\S]*?action *: "kubeadm join lab-worker-2 \(a bootstrap token fetched from a control-plane node\)"/, out);
+            ok("config", "set", "--stack", "simple", "--path", "workers.count", "2");
+            ok("config", "set", "--stack", "simple", "--path", "heal.nodes.worker-1", "1");
+            try {
+                const heal = ok("preview", "--diff", "--stack", "simple");
+                const text = `${heal.stdout}\n${heal.stderr}`;
+                assert.match(text, /\[WorkerMember [^\]\s]*lab-worker-1\] will replace \(vmId\): delete: drain lab-worker-1 on a control-plane node, delete its Node, kubeadm reset lab-worker-1, then create: kubeadm join lab-worker-1 /, text);
+                assert.doesNotMatch(text, /\[WorkerMember [^\]\s]*lab-worker-0\]/, "the other worker's step has no change to run");
+            } finally {
+                ok("config", "rm", "--stack", "simple", "--path", "heal.nodes.worker-1");
+                ok("config", "set", "--stack", "simple", "--path", "workers.count", "3");
+            }
+        });
+
         it("the Automation API's stack.preview({onEvent}) against the stand-in: changeSummary and planning events", async () => {
             const { LocalWorkspace, PulumiCommand } = await import("@pulumi/pulumi/automation");
             const pulumiCommand = await PulumiCommand.get({ root: STAND_IN_PULUMI_ROOT, skipVersionCheck: true });

@@ -3,6 +3,7 @@
  * events in the CLI's JSON shapes (sdk/go/common/apitype/events.go), as the Automation API hands them over.
  */
 import { strict as assert } from "node:assert";
+import { managedLineProvider } from "../providers/managedLine";
 import { planFromEvents, printablePlan } from "../service/changePlan";
 
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -82,6 +83,33 @@ describe("the plan of a preview (changePlan)", () => {
         assert.match(printablePlan(destroy, "Plan:"), /drain s-worker-0 \[sha256:0000000000000004\] \(not run: deleted with s-kubeadm-init\)\n[\s\S]*Remote actions: 0\n$/);
         const scaleIn = planFromEvents([pre("delete", "s-kubeadm-worker-0-member", MEMBER, withInit("s-worker-0"), undefined)]);
         assert.equal(scaleIn.changes[0].actions[0].skipped, undefined);
+    });
+
+    it("an update action that runs only when its digest changes is left out when it did not; a state from before plans says its actions are not recorded", () => {
+        const drain = (digest: string) => ({ remoteActions: [{ when: "update", action: "cordon and drain w", digest, onChange: true }] });
+        const update = planFromEvents([pre("update", "w-member", MEMBER, drain("sha256:000000000000000c"), drain("sha256:000000000000000c"))]);
+        assert.deepEqual(update.changes[0].actions, []);
+        assert.equal(planFromEvents([pre("update", "w-member", MEMBER, drain("sha256:000000000000000c"), drain("sha256:000000000000000d"))]).changes[0].actions.length, 1);
+        const older = planFromEvents([pre("delete", "w-member", MEMBER, { nodeName: "w" }, undefined)]);
+        assert.equal(older.changes[0].unrecorded, true);
+        assert.match(printablePlan(older, "Plan:"), /its remote actions are not recorded: its state predates plans; they run all the same/);
+    });
+
+    it("a step's diff: its plan alone changes nothing (a state from before plans is not updated for it); a real change prints one line of what runs", async () => {
+        const inputs = { connection: { host: "10.0.0.9", username: "u", password: "p" }, path: "/etc/hosts", line: "10.0.0.1 a", mode: "0644", sudo: true, providerVersion: "1" };
+        const plan = [{ when: "create, update", action: "ensure the line", digest: "sha256:0000000000000001" }];
+        const printed: string[] = [];
+        const log = console.log;
+        console.log = (line: string) => printed.push(line);
+        try {
+            assert.equal((await managedLineProvider.diff("id-1", inputs, { ...inputs, remoteActions: plan })).changes, false);
+            assert.equal((await managedLineProvider.diff("id-1", { ...inputs, remoteActions: plan }, { ...inputs, remoteActions: [{ ...plan[0], action: "reworded" }] })).changes, false);
+            assert.deepEqual(printed, []);
+            assert.equal((await managedLineProvider.diff("id-1", { ...inputs, remoteActions: plan }, { ...inputs, mode: "0600", remoteActions: plan })).changes, true);
+        } finally {
+            console.log = log;
+        }
+        assert.deepEqual(printed, ["[ManagedLine id-1] will update: ensure the line"]);
     });
 
     it("no change at all says so; events without remoteActions (cloud resources, components) list no actions", () => {

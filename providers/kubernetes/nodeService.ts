@@ -35,7 +35,8 @@ export function serviceAction(subject: string, args: { drained?: unknown; stopDr
     return {
         when: ["update"],
         action: `cordon and drain ${subject} for a graceful stop, or uncordon it once Ready at the start (kubectl on a control-plane node)`,
-        rendered: { drained: args.drained, stopDrainTimeoutSeconds: args.stopDrainTimeoutSeconds },
+        rendered: { drained: args.drained },
+        onChange: true,
     };
 }
 

@@ -22,7 +22,7 @@ export class VersionPinnedProvider<I extends StepInputs, C extends StepInputs = 
         const from = olds.kubernetesVersion;
         const to = news.kubernetesVersion;
         const version = (v: unknown): v is string => typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v);
-        if (version(from) && version(to) && from !== to && (await this.diff("", olds, news)).replaces.length === 0) {
+        if (version(from) && version(to) && from !== to && this.replacesOf(olds, news).length === 0) {
             checked.failures.push({ property: "kubernetesVersion", reason: versionChangeRefusal(from, to) });
         }
         return checked;

@@ -181,7 +181,8 @@ export interface KubesprayClusterArgs extends PlaybookPlaceArgs {
 const kubesprayClusterPlan: StepPlan<KubesprayClusterArgs> = (a) => [
     { when: ["create"], action: "write the inventory (hosts.yaml, group vars, logins) on the Ansible server and run cluster.yml", rendered: { hostsYaml: a.hostsYaml, clusterVarsYaml: a.clusterVarsYaml, masters: a.masters } },
     { when: ["update"], action: "rewrite the inventory; facts.yml, then scale.yml limited to the workers not installed yet", rendered: { hostsYaml: a.hostsYaml, workers: a.workers } },
-    { when: ["update"], action: "cluster.yml again, when the cluster variables changed", rendered: { clusterVarsYaml: a.clusterVarsYaml } },
+    // Also when the proxy settings change (a secret input, left out of the digest).
+    { when: ["update"], action: "cluster.yml again, when the cluster variables changed", rendered: { clusterVarsYaml: a.clusterVarsYaml }, onChange: true },
     { when: ["delete"], action: "remove the cluster's inventory from the Ansible server (the nodes go with the cluster)", rendered: { inventoryPath: a.inventoryPath } },
 ];
 

@@ -108,7 +108,9 @@ const storageHealCheckPlan: StepPlan<StorageHealCheckArgs> = (a) => [
     {
         when: ["update"],
         action: "check on a control-plane node that none of the storage server's PersistentVolumes is Bound before its VM is replaced (unless healWhileInUse)",
-        rendered: { healGeneration: a.healGeneration, persistentVolumes: a.persistentVolumes, healWhileInUse: a.healWhileInUse },
+        // It also runs when what replaces the VM changes (`serverIdentity`, a secret digest left out here).
+        rendered: { healGeneration: a.healGeneration },
+        onChange: true,
     },
 ];
 
