@@ -177,6 +177,10 @@ function cliFailure(e: unknown): Error {
     const result = (e as { commandResult?: CommandResult }).commandResult;
     if (!(e instanceof automation().CommandError) || !result) return e as Error;
     const at = result.stderr.search(/^error: /m);
-    if (at < 0) return new Error(`the Pulumi CLI exited with ${result.code}`);
+    if (at < 0) {
+        // No error line (a crash): the end of what it printed, which the operation redacts like any error.
+        const tail = (result.stderr.trim() || result.stdout.trim()).split("\n").slice(-8).join("\n");
+        return new Error(`the Pulumi CLI exited with ${result.code}${tail ? `:\n${tail}` : ""}`);
+    }
     return new Error(result.stderr.slice(at).trim().replace(/^error: /gm, ""));
 }

@@ -58,7 +58,9 @@ export class ProgramRun {
         this.finished = new Promise((resolve) => {
             this.child.on("message", async (message: { kind: string; call: number; request: Record<string, any> }) => {
                 const reply = (answer: Record<string, unknown>) => {
-                    if (this.child.connected) this.child.send({ call: message.call, ...answer });
+                    // The program may be killed meanwhile (a failed run stops it): the channel then fails with
+                    // EPIPE, which the callback takes instead of an uncaught 'error' that would end the CLI.
+                    if (this.child.connected) this.child.send({ call: message.call, ...answer }, () => undefined);
                 };
                 if (message.kind === "supportsFeature") reply({ hasSupport: handlers.supportsFeature(message.request.id) });
                 else if (message.kind === "registerResource") reply(await handlers.registerResource(message.request).catch((e: Error & { code?: number }) => ({ error: e.message, code: e.code })));
