@@ -23,8 +23,12 @@
  * outputs. Wall time runs from the spawn to the process's exit; peak RSS is the program process's VmHWM
  * (/proc/<pid>/status), read as the stack's outputs arrive and polled until the exit.
  *
- * Then the same for bench/sdkFloor.js, bare resources in the same numbers: what the SDK itself costs, which no
- * program can save.
+ * What the loader compiled and the step providers' serialized code are kept between runs (loader/typescript.js,
+ * providers/providerCodeCache.ts): the first run after a change to the sources does both anew, and is printed on
+ * its own line, with the caches emptied first.
+ *
+ * Then the same for bench/sdkFloor.js, bare resources in the same numbers, started with the same changes to the
+ * SDK's runtime (loader/sdkRuntime.js): what the SDK itself costs, which no program can save.
  *
  * Run: `npm run bench` (with the others), or `npx ts-node --transpile-only bench/evaluation.ts [workers...]`.
  * BENCH_EVAL_PROFILE=<dir> adds `--cpu-prof --cpu-prof-dir <dir>` to the program's node; BENCH_EVAL_SIZES=1 prints
@@ -35,6 +39,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
+import { CACHE_DIR } from "../providers/providerCodeCache";
 
 const PROJECT_DIR = path.resolve(__dirname, "..");
 const STACK = "complex";
@@ -57,11 +62,96 @@ process.on("exit", () => {
     if (process.env.BENCH_EVAL_SIZES) for (const [k, [n, b]] of [...SIZES].sort((x, y) => y[1][1] - x[1][1]).slice(0, 30)) console.log(`${String(n).padStart(7)} ${String(b).padStart(10)} B  ${k}`);
 });
 
+const count = (key: string, bytes: number) => SIZES.set(key, [(SIZES.get(key)?.[0] ?? 0) + 1, (SIZES.get(key)?.[1] ?? 0) + bytes]);
+
+/*
+ * The two calls a program makes per resource, read and written on the wire by hand. The engine (Go) decodes a
+ * request in microseconds; google-protobuf's JavaScript takes milliseconds for a dynamic resource's inputs, which
+ * made this process, not the program, the slower side. A preview's answer only needs the request's names, and
+ * hands its inputs back as they came, so they stay bytes. Field numbers: proto/resource.proto RegisterResourceRequest
+ * (type 1, name 2, parent 3, custom 4, object 5) and RegisterResourceResponse (urn 1, id 2, object 3);
+ * proto/engine.proto LogRequest (severity 1, message 2).
+ */
+interface RegisterRequest { type: string; name: string; parent: string; custom: boolean; object?: Buffer; size: number }
+interface RegisterResponse { urn: string; id: string; object?: Buffer }
+interface LogRequest { severity: number; message: Buffer }
+
+/** Each field of a message: its number and its value (varints as numbers, length-delimited ones as bytes). */
+function* wireFields(buf: Buffer): Generator<[number, number | Buffer]> {
+    let pos = 0;
+    const varint = () => {
+        let value = 0;
+        for (let shift = 0; ; shift += 7) {
+            const byte = buf[pos++];
+            value += (byte & 0x7f) * 2 ** shift;
+            if (byte < 0x80) return value;
+        }
+    };
+    while (pos < buf.length) {
+        const tag = varint();
+        const wireType = tag & 7;
+        if (wireType === 0) yield [tag >>> 3, varint()];
+        else if (wireType === 2) {
+            const length = varint();
+            yield [tag >>> 3, buf.subarray(pos, (pos += length))];
+        } else if (wireType === 1) pos += 8;
+        else if (wireType === 5) pos += 4;
+        else throw new Error(`unsupported wire type ${wireType}`);
+    }
+}
+
+function decodeRegisterRequest(buf: Buffer): RegisterRequest {
+    const req: RegisterRequest = { type: "", name: "", parent: "", custom: false, size: buf.length };
+    for (const [field, value] of wireFields(buf)) {
+        if (field === 1) req.type = String(value);
+        else if (field === 2) req.name = String(value);
+        else if (field === 3) req.parent = String(value);
+        else if (field === 4) req.custom = value === 1;
+        else if (field === 5) req.object = value as Buffer;
+    }
+    return req;
+}
+
+function decodeLogRequest(buf: Buffer): LogRequest {
+    const req: LogRequest = { severity: 0, message: Buffer.alloc(0) };
+    for (const [field, value] of wireFields(buf)) {
+        if (field === 1) req.severity = value as number;
+        else if (field === 2) req.message = value as Buffer;
+    }
+    return req;
+}
+
+function varintBytes(n: number): Buffer {
+    const bytes: number[] = [];
+    for (; n >= 0x80; n = Math.floor(n / 128)) bytes.push((n & 0x7f) | 0x80);
+    bytes.push(n);
+    return Buffer.from(bytes);
+}
+
+const lengthDelimited = (field: number, bytes: Buffer) => [varintBytes((field << 3) | 2), varintBytes(bytes.length), bytes];
+
+function encodeRegisterResponse(resp: RegisterResponse): Buffer {
+    return Buffer.concat([
+        ...lengthDelimited(1, Buffer.from(resp.urn)),
+        ...(resp.id ? lengthDelimited(2, Buffer.from(resp.id)) : []),
+        ...(resp.object ? lengthDelimited(3, resp.object) : []),
+    ]);
+}
+
+/** A service definition whose named methods use the given request decoder and response encoder. */
+function withRawCalls(service: Record<string, any>, raw: Record<string, [(buf: Buffer) => unknown, ((value: any) => Buffer) | undefined]>) {
+    const result = { ...service };
+    for (const [method, [decode, encode]] of Object.entries(raw)) result[method] = { ...service[method], requestDeserialize: decode, ...(encode && { responseSerialize: encode }) };
+    return result;
+}
+
 export interface Run {
     workers: number;
     seconds: number;
     peakMb: number;
     registrations: number;
+    /** Debug messages the program sent to the engine (loader/sdkRuntime.js sends none unless asked). */
+    debugLogs: number;
     errors: string[];
     /** CPU seconds of the program's process (to its last sample) and of this process (the engine's side). */
     programCpu: number;
@@ -88,25 +178,19 @@ async function startServer(stack: string, project: string, run: Run, onStackOutp
     let rootUrn = "";
     let packages = 0;
     const typeOf = (urn: string) => urn.split("::")[2];
-    server.addService(resrpc.ResourceMonitorService, {
+    server.addService(withRawCalls(resrpc.ResourceMonitorService, { registerResource: [decodeRegisterRequest, encodeRegisterResponse] }), {
         supportsFeature(call: any, cb: any) {
             const resp = new resproto.SupportsFeatureResponse();
             resp.setHassupport(FEATURES.has(call.request.getId()));
             cb(null, resp);
         },
-        registerResource(call: any, cb: any) {
+        registerResource(call: { request: RegisterRequest }, cb: any) {
             const req = call.request;
             run.registrations++;
-            if (process.env.BENCH_EVAL_SIZES) { const k = `reg ${call.request.getType()}`; const b = call.request.serializeBinary().length; SIZES.set(k, [(SIZES.get(k)?.[0] ?? 0) + 1, (SIZES.get(k)?.[1] ?? 0) + b]); }
-            const type: string = req.getType();
-            const parent: string = req.getParent();
-            const parentType = parent ? typeOf(parent) : "";
-            const qualified = !parentType || parentType === "pulumi:pulumi:Stack" ? type : `${parentType}$${type}`;
-            const resp = new resproto.RegisterResourceResponse();
-            resp.setUrn(`urn:pulumi:${stack}::${project}::${qualified}::${req.getName()}`);
-            resp.setId(req.getCustom() ? `${req.getName()}-id` : "");
-            const inputs = req.getObject();
-            if (inputs) resp.setObject(inputs);
+            if (process.env.BENCH_EVAL_SIZES) count(`reg ${req.type}`, req.size);
+            const parentType = req.parent ? typeOf(req.parent) : "";
+            const qualified = !parentType || parentType === "pulumi:pulumi:Stack" ? req.type : `${parentType}$${req.type}`;
+            const resp: RegisterResponse = { urn: `urn:pulumi:${stack}::${project}::${qualified}::${req.name}`, id: req.custom ? `${req.name}-id` : "", object: req.object };
             cb(null, resp);
         },
         registerResourceOutputs(call: any, cb: any) {
@@ -126,10 +210,12 @@ async function startServer(stack: string, project: string, run: Run, onStackOutp
             cb(null, new emptyproto.Empty());
         },
     });
-    server.addService(enginerpc.EngineService, {
-        log(call: any, cb: any) {
-            if (process.env.BENCH_EVAL_SIZES) { const k = `log ${call.request.getSeverity()} ${call.request.getMessage().slice(0, 40)}`; SIZES.set(k, [(SIZES.get(k)?.[0] ?? 0) + 1, (SIZES.get(k)?.[1] ?? 0) + call.request.getMessage().length]); }
-            if (call.request.getSeverity() === engineproto.LogSeverity.ERROR) run.errors.push(call.request.getMessage());
+    server.addService(withRawCalls(enginerpc.EngineService, { log: [decodeLogRequest, undefined] }), {
+        log(call: { request: LogRequest }, cb: any) {
+            const { severity, message } = call.request;
+            if (process.env.BENCH_EVAL_SIZES) count(`log ${severity} ${message.toString("utf8", 0, 40)}`, message.length);
+            if (severity === engineproto.LogSeverity.DEBUG) run.debugLogs++;
+            if (severity === engineproto.LogSeverity.ERROR) run.errors.push(message.toString("utf8"));
             cb(null, new emptyproto.Empty());
         },
         getRootResource(_call: any, cb: any) {
@@ -167,8 +253,8 @@ function vmHwmMb(pid: number): number | undefined {
     }
 }
 
-/** One evaluation of the program with the given number of workers, started as `pulumi up` starts it. */
-export async function evaluate(workers: number, program?: string): Promise<Run> {
+/** One evaluation of the program (or `program`) with the given number of workers, started as `pulumi up` starts it. */
+export async function evaluate(workers: number, program?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
     const project = YAML.parse(fs.readFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), "utf8")) as { name: string; main?: string; runtime: string | { options?: Record<string, unknown> } };
     const options = (typeof project.runtime === "object" && project.runtime.options) || {};
     // getPwdMain: a `main` file runs from its folder, under its base name; without `main`, "." in the project.
@@ -180,7 +266,7 @@ export async function evaluate(workers: number, program?: string): Promise<Run> 
         else [pwd, entry] = [path.dirname(main), path.basename(main)];
     }
     const { config, secretKeys } = stackConfig(workers);
-    const run: Run = { workers, seconds: 0, peakMb: 0, registrations: 0, errors: [], programCpu: 0, serverCpu: 0 };
+    const run: Run = { workers, seconds: 0, peakMb: 0, registrations: 0, debugLogs: 0, errors: [], programCpu: 0, serverCpu: 0 };
     const serverCpuAtStart = process.cpuUsage();
     let pid = 0;
     const sample = () => {
@@ -192,7 +278,7 @@ export async function evaluate(workers: number, program?: string): Promise<Run> 
     const server = await startServer(STACK, project.name, run, sample);
     try {
         const runner = require.resolve("@pulumi/pulumi/cmd/run", { paths: [pwd] });
-        const env: NodeJS.ProcessEnv = { ...process.env, PULUMI_CONFIG: JSON.stringify(config), PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys) };
+        const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, PULUMI_CONFIG: JSON.stringify(config), PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys) };
         delete env.PULUMI_NODEJS_TYPESCRIPT;
         delete env.PULUMI_NODEJS_TSCONFIG_PATH;
         delete env.TS_NODE_PROJECT;
@@ -245,6 +331,16 @@ async function main(): Promise<void> {
     console.log("Program evaluation, flavour complex (3 masters, N workers), started as `pulumi up` starts it (preview):");
     const best: Run[] = [];
     let failed = false;
+    if (!sizes.length) {
+        // Both caches (the steps' code, and what the loader compiled: loader/typescript.js) live in its parent.
+        fs.rmSync(path.dirname(CACHE_DIR), { recursive: true, force: true });
+        const cold = await evaluate(10);
+        if (cold.errors.length) {
+            failed = true;
+            console.log(`  first run: FAILED\n    ${cold.errors.join("\n    ")}`);
+        }
+        console.log(`  first run after a change to the sources (sources compiled and the steps' code serialized anew), 10 workers: ${cold.seconds.toFixed(2)} s  ${cold.peakMb.toFixed(0)} MB peak RSS`);
+    }
     for (const { workers, repeats } of plan) {
         let fastest: Run | undefined;
         for (let i = 0; i < repeats; i++) {

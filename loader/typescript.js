@@ -4,13 +4,44 @@
 // where it was, so stack traces point at the sources without source maps. Used by main.js (the program's entry for
 // `pulumi up`) and, with `node -r`, by the test engine's program host (test/support/engine/programHost.ts).
 "use strict";
-const { transform } = require("sucrase");
+const { createHash } = require("node:crypto");
 const fs = require("node:fs");
+const path = require("node:path");
+
+// What each source compiles to is kept under node_modules/.cache (sucrase takes a fifth of the program's start):
+// keyed by the source's path, and its text, the options and sucrase's version; one entry per source, the older ones
+// removed. An entry that cannot be read or written is compiled anew; the cache never fails a load.
+const CACHE_DIR = path.join(__dirname, "..", "node_modules", ".cache", "k8s-vnf", "sucrase");
+const OPTIONS = { transforms: ["typescript", "imports"] };
+const KEY_PREFIX = `sucrase@${require("sucrase/package.json").version} ${JSON.stringify(OPTIONS)}\0`;
+
+const digest = (text) => createHash("sha256").update(text).digest("hex").slice(0, 32);
+
+function compiled(filename) {
+    const source = fs.readFileSync(filename, "utf8");
+    const entryPrefix = `${digest(filename)}-`;
+    const file = path.join(CACHE_DIR, `${entryPrefix}${digest(`${KEY_PREFIX}${source}`)}.js`);
+    try {
+        return fs.readFileSync(file, "utf8");
+    } catch {
+        // Not compiled yet.
+    }
+    const code = require("sucrase").transform(source, { ...OPTIONS, filePath: filename }).code;
+    try {
+        fs.mkdirSync(CACHE_DIR, { recursive: true });
+        const temporary = `${file}.${process.pid}.tmp`;
+        fs.writeFileSync(temporary, code);
+        fs.renameSync(temporary, file);
+        for (const old of fs.readdirSync(CACHE_DIR)) if (old.startsWith(entryPrefix) && path.join(CACHE_DIR, old) !== file) fs.rmSync(path.join(CACHE_DIR, old), { force: true });
+    } catch {
+        // A read-only project: compiled at every run.
+    }
+    return code;
+}
 
 const current = require.extensions[".ts"];
 if (!(current && current.sucrase)) {
-    const compile = (module, filename) =>
-        module._compile(transform(fs.readFileSync(filename, "utf8"), { transforms: ["typescript", "imports"], filePath: filename }).code, filename);
+    const compile = (module, filename) => module._compile(compiled(filename), filename);
     compile.sucrase = true;
     require.extensions[".ts"] = compile;
 }

@@ -4,6 +4,7 @@
  * serialized into the state.)
  */
 import * as pulumi from "@pulumi/pulumi";
+import { CompleteProvider, packedProvider } from "./packedProvider";
 import { registeredActions, StepPlan } from "./remoteActions";
 import { StepDefinition, StepInputs } from "./step";
 import { SshTarget } from "./transport/ssh";
@@ -19,13 +20,13 @@ export interface StepSecrets {
 /**
  * A step's resource: its inputs plus the connection (secret: it holds credentials), the step's code
  * version and its plan of remote actions (remoteActions.ts); options every step needs: delete-first where two
- * copies cannot coexist, secret outputs.
+ * copies cannot coexist, secret outputs. The provider goes in packed (packedProvider.ts).
  */
 export abstract class StepResource extends pulumi.dynamic.Resource {
     declare readonly hostKeyFingerprint: pulumi.Output<string>;
 
     protected constructor(
-        provider: pulumi.dynamic.ResourceProvider,
+        provider: CompleteProvider,
         def: StepDefinition<StepInputs, StepInputs>,
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each step's plan takes its own args type
         plan: StepPlan<any>,
@@ -43,7 +44,7 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
         // Computed values are registered as undefined so the SDK creates their Outputs (see StepDefinition.outputs).
         const computed = Object.fromEntries([...def.outputs, "hostKeyFingerprint"].map((key) => [key, undefined]));
         super(
-            provider,
+            packedProvider(def.kind, provider),
             name,
             { ...computed, ...inputs, connection: pulumi.secret(connection), providerVersion: def.version },
             pulumi.mergeOptions(opts, {
