@@ -82,6 +82,7 @@ function* wireFields(buf: Buffer): Generator<[number, number | Buffer]> {
     const varint = () => {
         let value = 0;
         for (let shift = 0; ; shift += 7) {
+            if (pos >= buf.length) throw new Error("truncated varint");
             const byte = buf[pos++];
             value += (byte & 0x7f) * 2 ** shift;
             if (byte < 0x80) return value;
@@ -93,6 +94,7 @@ function* wireFields(buf: Buffer): Generator<[number, number | Buffer]> {
         if (wireType === 0) yield [tag >>> 3, varint()];
         else if (wireType === 2) {
             const length = varint();
+            if (pos + length > buf.length) throw new Error("field longer than its message");
             yield [tag >>> 3, buf.subarray(pos, (pos += length))];
         } else if (wireType === 1) pos += 8;
         else if (wireType === 5) pos += 4;

@@ -7,10 +7,10 @@
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
+const { readEntry, writeEntry } = require("./cacheEntry");
 
 // What each source compiles to is kept under node_modules/.cache (sucrase takes a fifth of the program's start):
-// keyed by the source's path, and its text, the options and sucrase's version; one entry per source, the older ones
-// removed. An entry that cannot be read or written is compiled anew; the cache never fails a load.
+// keyed by the source's path, and its text, the options and sucrase's version; one entry per source (cacheEntry.js).
 const CACHE_DIR = path.join(__dirname, "..", "node_modules", ".cache", "k8s-vnf", "sucrase");
 const OPTIONS = { transforms: ["typescript", "imports"] };
 const KEY_PREFIX = `sucrase@${require("sucrase/package.json").version} ${JSON.stringify(OPTIONS)}\0`;
@@ -21,21 +21,10 @@ function compiled(filename) {
     const source = fs.readFileSync(filename, "utf8");
     const entryPrefix = `${digest(filename)}-`;
     const file = path.join(CACHE_DIR, `${entryPrefix}${digest(`${KEY_PREFIX}${source}`)}.js`);
-    try {
-        return fs.readFileSync(file, "utf8");
-    } catch {
-        // Not compiled yet.
-    }
+    const cached = readEntry(file);
+    if (cached !== undefined) return cached;
     const code = require("sucrase").transform(source, { ...OPTIONS, filePath: filename }).code;
-    try {
-        fs.mkdirSync(CACHE_DIR, { recursive: true });
-        const temporary = `${file}.${process.pid}.tmp`;
-        fs.writeFileSync(temporary, code);
-        fs.renameSync(temporary, file);
-        for (const old of fs.readdirSync(CACHE_DIR)) if (old.startsWith(entryPrefix) && path.join(CACHE_DIR, old) !== file) fs.rmSync(path.join(CACHE_DIR, old), { force: true });
-    } catch {
-        // A read-only project: compiled at every run.
-    }
+    writeEntry(file, code, entryPrefix);
     return code;
 }
 

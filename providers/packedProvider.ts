@@ -53,7 +53,12 @@ async function pack(provider: CompleteProvider): Promise<string> {
 
 function unpackingProvider(code: PackedCode): CompleteProvider {
     const provider = (): Promise<CompleteProvider> => {
-        if (!code.unpacked) code.unpacked = unpack(code.compressed);
+        // Kept once loaded; a failure is tried again at the next call, as the host's own getProvider does.
+        if (!code.unpacked)
+            code.unpacked = unpack(code.compressed).catch((error) => {
+                code.unpacked = undefined;
+                throw error;
+            });
         return code.unpacked;
     };
     return {

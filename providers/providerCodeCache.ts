@@ -2,13 +2,15 @@
  * Step providers' serialized code, kept between runs of the program. Serializing the step providers takes the SDK's
  * closure serializer about a second at every evaluation (it asks the inspector about each function), more than the
  * rest of a small stack's evaluation. The code it produces depends only on the program's sources, the SDK, the
- * loader (sucrase) and Node: together they are the cache's key, so a change to any of them serializes anew. An
- * entry that cannot be read or written is serialized anew too; the cache never fails a run. Only the program's own
+ * loader (sucrase), the installed packages (package-lock.json) and Node: together they are the cache's key, so a
+ * change to any of them serializes anew. A source that cannot be read, or an entry that is not whole
+ * (loader/cacheEntry.js), is serialized anew too; the cache never fails a run. Only the program's own
  * loader (loader/typescript.js) is keyed: sources compiled another way (ts-node in the tests) are always serialized.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readEntry, writeEntry } from "../loader/cacheEntry";
 
 const PROJECT_DIR = path.resolve(__dirname, "..");
 /** Every file the program is made of: it loads nothing else from the project (test/entry.spec.ts checks this). */
@@ -20,22 +22,17 @@ let sourcesKey: string | undefined;
 /** The code of the step `kind`: from the cache when the sources are those it was serialized from, else `serialize`'s. */
 export async function cachedProviderCode(kind: string, serialize: () => Promise<string>): Promise<string> {
     if (!loadedByProgramLoader()) return serialize();
-    const file = path.join(CACHE_DIR, `${kind}-${keyOfSources()}.txt`);
+    let key: string;
     try {
-        return fs.readFileSync(file, "utf8");
+        key = keyOfSources();
     } catch {
-        // Not serialized from these sources yet.
+        return serialize(); // a source that cannot be read now: no key to trust
     }
+    const file = path.join(CACHE_DIR, `${kind}-${key}.txt`);
+    const cached = readEntry(file);
+    if (cached !== undefined) return cached;
     const code = await serialize();
-    try {
-        fs.mkdirSync(CACHE_DIR, { recursive: true });
-        const temporary = `${file}.${process.pid}.tmp`;
-        fs.writeFileSync(temporary, code);
-        fs.renameSync(temporary, file);
-        for (const old of fs.readdirSync(CACHE_DIR)) if (old.startsWith(`${kind}-`) && path.join(CACHE_DIR, old) !== file) fs.rmSync(path.join(CACHE_DIR, old), { force: true });
-    } catch {
-        // A read-only project: serialized at every run, as without the cache.
-    }
+    writeEntry(file, code, `${kind}-`);
     return code;
 }
 
@@ -48,7 +45,8 @@ function keyOfSources(): string {
         const hash = createHash("sha256");
         for (const pkg of ["@pulumi/pulumi", "sucrase"]) hash.update(`${pkg}@${require(`${pkg}/package.json`).version}\0`);
         hash.update(`node@${process.version}\0`);
-        for (const file of PROGRAM_SOURCES.flatMap((source) => filesUnder(path.join(PROJECT_DIR, source)))) {
+        // The packages the code requires by name are required by their entry file's path (the SDK's closure/package.js).
+        for (const file of [path.join(PROJECT_DIR, "package-lock.json"), ...PROGRAM_SOURCES.flatMap((source) => sourceFiles(path.join(PROJECT_DIR, source)))]) {
             hash.update(`${path.relative(PROJECT_DIR, file)}\0`);
             hash.update(fs.readFileSync(file));
             hash.update("\0");
@@ -58,10 +56,13 @@ function keyOfSources(): string {
     return sourcesKey;
 }
 
-function filesUnder(entry: string): string[] {
-    if (!fs.statSync(entry).isDirectory()) return [entry];
+/** The regular files at or under `entry`, in a stable order; symbolic links (an editor's lock file) are not sources. */
+export function sourceFiles(entry: string): string[] {
+    const stat = fs.lstatSync(entry);
+    if (stat.isFile()) return [entry];
+    if (!stat.isDirectory()) return [];
     return fs
         .readdirSync(entry)
         .sort()
-        .flatMap((name) => filesUnder(path.join(entry, name)));
+        .flatMap((name) => sourceFiles(path.join(entry, name)));
 }

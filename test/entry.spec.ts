@@ -18,7 +18,7 @@ describe("entry point (main.js)", () => {
 
     it("runs the program under the SDK's runner as `pulumi up` starts it, sending no debug messages unless asked", async function () {
         this.timeout(120_000);
-        const run = await evaluate(2);
+        const run = await evaluate(2, undefined, { K8S_VNF_SDK_DEBUG_LOGS: "" });
         assert.deepEqual(run.errors, []);
         // Stack, provider, components and resources of 3 masters and 2 workers.
         assert.ok(run.registrations > 30, `${run.registrations} registrations`);

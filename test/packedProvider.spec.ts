@@ -2,6 +2,9 @@ import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as os from "node:os";
+import { readEntry, writeEntry } from "../loader/cacheEntry";
+import { sourceFiles } from "../providers/providerCodeCache";
 import { ProviderHost } from "./support/providerHost";
 import { PROJECT_DIR } from "./support/program";
 
@@ -20,6 +23,7 @@ describe("packed step providers", () => {
     });
 
     it("run that code in the real provider host, every method", async () => {
+        assert.equal((await host.check({}, { value: "a" })).inputs.value, "a");
         const created = await host.create({ value: "a" });
         assert.equal(created.id, "echo-a");
         assert.equal(created.outs.echoed, "echo-provider-3f9c");
@@ -52,6 +56,38 @@ describe("step providers' code cache", () => {
             assert.deepEqual(JSON.parse(run(script)), { first: "code-1", second: "code-1", serialized: 0 });
         } finally {
             for (const f of fs.existsSync(cacheDir) ? fs.readdirSync(cacheDir) : []) if (f.startsWith(`${kind}-`)) fs.rmSync(path.join(cacheDir, f));
+        }
+    });
+
+    it("uses an entry only when it is whole, and keeps one per thing", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cache-"));
+        try {
+            const file = path.join(dir, "Kind-key1.txt");
+            writeEntry(file, "line 1\nline 2", "Kind-");
+            assert.equal(readEntry(file), "line 1\nline 2");
+            const whole = fs.readFileSync(file, "utf8");
+            fs.writeFileSync(file, whole.slice(0, whole.length - 10));
+            assert.equal(readEntry(file), undefined, "cut short");
+            fs.writeFileSync(file, whole.replace("line 2", "line 3"));
+            assert.equal(readEntry(file), undefined, "edited");
+            fs.writeFileSync(file, "");
+            assert.equal(readEntry(file), undefined, "empty");
+            writeEntry(path.join(dir, "Kind-key2.txt"), "new", "Kind-");
+            assert.deepEqual(fs.readdirSync(dir), ["Kind-key2.txt"]);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it("its key is made of regular files only: an editor's dangling lock link fails nothing", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-sources-"));
+        try {
+            fs.mkdirSync(path.join(dir, "sub"));
+            fs.writeFileSync(path.join(dir, "sub", "step.ts"), "x");
+            fs.symlinkSync("user@host.1234:1700000000", path.join(dir, "sub", ".#step.ts"));
+            assert.deepEqual(sourceFiles(dir), [path.join(dir, "sub", "step.ts")]);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
         }
     });
 
