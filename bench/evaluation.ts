@@ -39,7 +39,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { CACHE_DIR } from "../providers/providerCodeCache";
+import { CACHE_ROOT } from "../loader/cacheEntry";
 
 const PROJECT_DIR = path.resolve(__dirname, "..");
 const STACK = "complex";
@@ -334,8 +334,7 @@ async function main(): Promise<void> {
     const best: Run[] = [];
     let failed = false;
     if (!sizes.length) {
-        // Both caches (the steps' code, and what the loader compiled: loader/typescript.js) live in its parent.
-        fs.rmSync(path.dirname(CACHE_DIR), { recursive: true, force: true });
+        fs.rmSync(CACHE_ROOT, { recursive: true, force: true });
         const cold = await evaluate(10);
         if (cold.errors.length) {
             failed = true;

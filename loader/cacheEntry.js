@@ -7,6 +7,8 @@ const { createHash, randomUUID } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
+/** The folder of every cache of the project (each its own subfolder). */
+const CACHE_ROOT = path.join(__dirname, "..", "node_modules", ".cache", "k8s-vnf");
 const TRAILER = "\n//k8s-vnf-cache sha256=";
 const digest = (text) => createHash("sha256").update(text).digest("hex");
 
@@ -46,4 +48,4 @@ function writeEntry(file, text, samePrefix) {
     }
 }
 
-module.exports = { readEntry, writeEntry };
+module.exports = { CACHE_ROOT, readEntry, writeEntry };

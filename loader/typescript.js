@@ -7,11 +7,11 @@
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
-const { readEntry, writeEntry } = require("./cacheEntry");
+const { CACHE_ROOT, readEntry, writeEntry } = require("./cacheEntry");
 
 // What each source compiles to is kept under node_modules/.cache (sucrase takes a fifth of the program's start):
 // keyed by the source's path, and its text, the options and sucrase's version; one entry per source (cacheEntry.js).
-const CACHE_DIR = path.join(__dirname, "..", "node_modules", ".cache", "k8s-vnf", "sucrase");
+const CACHE_DIR = path.join(CACHE_ROOT, "sucrase");
 const OPTIONS = { transforms: ["typescript", "imports"] };
 const KEY_PREFIX = `sucrase@${require("sucrase/package.json").version} ${JSON.stringify(OPTIONS)}\0`;
 

@@ -10,12 +10,12 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readEntry, writeEntry } from "../loader/cacheEntry";
+import { CACHE_ROOT, readEntry, writeEntry } from "../loader/cacheEntry";
 
 const PROJECT_DIR = path.resolve(__dirname, "..");
-/** Every file the program is made of: it loads nothing else from the project (test/entry.spec.ts checks this). */
+/** Every file the program is made of: it loads nothing else from the project (test/packedProvider.spec.ts checks this). */
 export const PROGRAM_SOURCES = ["index.ts", "main.js", "loader", "config", "components", "providers"];
-export const CACHE_DIR = path.join(PROJECT_DIR, "node_modules", ".cache", "k8s-vnf", "providers");
+const CACHE_DIR = path.join(CACHE_ROOT, "providers");
 
 let sourcesKey: string | undefined;
 
