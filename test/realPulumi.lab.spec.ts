@@ -1,0 +1,188 @@
+/**
+ * The real Pulumi CLI (v3.248.0, built by tools/build.sh), its engine, its dynamic-provider host and the
+ * OpenStack resource plugin run this program, as a user runs it: `pulumi preview`, `up`, `refresh`,
+ * `destroy` with a file:// backend and a passphrase. The OpenStack plugin talks to the lab OpenStack API
+ * (test/support/openstackApi), whose servers are lab hosts; the kubeadm steps run on them (kubeadm, kubelet
+ * and kubectl are still the lab's stand-ins there).
+ */
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Lab } from "./lab/lab";
+import { useLab } from "./support/labSuite";
+import { ociArchive } from "./support/ociImage";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { PulumiRunError, RealStack } from "./support/realStack";
+
+function labConfig(lab: Lab, api: LabOpenStackApi, workers: number): Record<string, unknown> {
+    return {
+        vnfName: "lab",
+        flavour: "simple",
+        image: api.image.name,
+        flavor: api.flavor.name,
+        network: { networkId: api.network.id, subnetId: api.network.subnetId },
+        masters: { count: 1, password: lab.password },
+        workers: { count: workers, maxCount: 20, password: lab.password },
+        kubernetes: { cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
+    };
+}
+
+const MASTER = "lab-master-0";
+
+describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 master, 2 workers), config errors and preview", function () {
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
+    let stack: RealStack;
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        api = await LabOpenStackApi.start(suite.lab, { cluster: "simple" });
+        stack = await RealStack.create("simple", labConfig(suite.lab, api, 2), { env: api.env() });
+    });
+    after(async () => {
+        suite.captured.push(...(stack?.output ?? []), ...(stack?.printed ?? []));
+        stack?.dispose();
+        await api?.stop();
+    });
+
+    it("a config error is reported with its field path by the real CLI, before anything is created", async () => {
+        stack.set("workers.count", 30);
+        const error = await stack.up().then(
+            () => assert.fail("the up should fail"),
+            (e: Error) => e,
+        );
+        stack.set("workers.count", 2);
+        assert.ok(error instanceof PulumiRunError, String(error));
+        assert.match(error.message, /workers\.count/);
+        assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack" && r.type !== "pulumi:providers:pulumi-nodejs"), [], "nothing registered");
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+    });
+
+    it("preview --diff of the new stack: every VM, port and step to create, each step's remote actions shown; nothing runs", async () => {
+        const text = await stack.preview(["--diff"]);
+        for (const name of [`${MASTER}-vm`, `${MASTER}-port`, "lab-worker-1-vm", "lab-kubeadm-init", "lab-kubeadm-worker-1-member"]) {
+            assert.match(text, new RegExp(`^\\s*\\+ \\S+: \\(create\\)\\n\\s*\\[urn=\\S+::${name}\\]`, "m"), `${name} to create`);
+        }
+        assert.match(text, /remoteActions/);
+        assert.match(text, /kubeadm init/);
+        assert.match(text, /kubeadm join lab-worker-1/);
+        assert.match(text, /sha256:[0-9a-f]{16}/);
+        assert.ok(!text.includes(suite.lab.password), "no password in the preview");
+        assert.deepEqual(api.servers(), []);
+    });
+});
+
+const IMAGE = "team/app:1.0";
+
+describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) on a lab host through the lab OpenStack API", function () {
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-registry-"));
+    let stack: RealStack;
+    let ip: string;
+    let image: ReturnType<typeof ociArchive>;
+    const HOST = "rgh-registry";
+    const registryStatus = () => suite.lab.inside(HOST, `curl -s -o /dev/null -w '%{http_code}' http://${ip}:5000/v2/`);
+    const vmId = () => stack.state().find((r) => r.urn.endsWith("::rgh-server-vm"))!.id;
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        ip = `${suite.lab.subnet}.61`;
+        fs.mkdirSync(path.join(dir, "package/Files/images"), { recursive: true });
+        image = ociArchive(path.join(dir, "package/Files/images/app.tar"), { files: { "app/hello.txt": "hello from the package\n" }, cmd: ["/app/hello.txt"] });
+        api = await LabOpenStackApi.start(suite.lab, { cluster: "rgh" });
+        stack = await RealStack.create(
+            "rgh",
+            {
+                vnfKind: "registry",
+                vnfName: "rgh",
+                image: api.image.name,
+                flavor: api.flavor.name,
+                packageDir: path.join(dir, "package"),
+                registry: { networkId: api.network.id, subnetId: api.network.subnetId, fixedIps: [ip], password: suite.lab.password, preloadImages: [{ file: "Files/images/app.tar", image: IMAGE }] },
+            },
+            { env: api.env() },
+        );
+    });
+    after(async () => {
+        suite.captured.push(...(stack?.output ?? []), ...(stack?.printed ?? []));
+        stack?.dispose();
+        await api?.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("up: the VM is a lab host at its port's fixed IP, its Cinder volume attached and formatted once, Debian's registry serving the package's image", async () => {
+        await stack.up();
+        assert.deepEqual(api.servers().map((s) => [s.name, s.status, s.address]), [[HOST, "ACTIVE", ip]]);
+        assert.equal(suite.lab.host(HOST).address, ip);
+        const [volume] = suite.lab.volumeIds();
+        assert.equal(suite.lab.volumeAttachment(volume)?.host, HOST, "the volume attached to the VM");
+        assert.equal((await suite.lab.inside(HOST, "findmnt -rn -o TARGET --target /var/lib/docker-registry")).trim(), "/var/lib/docker-registry");
+        assert.equal(await registryStatus(), "200");
+        assert.equal((await suite.lab.inside(HOST, "cat /var/lib/docker-registry/docker/registry/v2/repositories/team/app/_manifests/tags/1.0/current/link")).trim(), image.manifestDigest);
+        assert.deepEqual(stack.outputsOf("rgh-registry").preloaded, [IMAGE]);
+        assert.equal(stack.output.filter((l) => /was blank: formatted ext4/.test(l)).length, 1);
+    });
+
+    it("the state and the stack's config file hold the VM's password encrypted only", () => {
+        const files = fs.readdirSync(stack.project.dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && !f.parentPath.includes("node_modules")).map((f) => path.join(f.parentPath, f.name));
+        assert.ok(files.some((f) => f.endsWith(path.join("stacks", "Pulumi.rgh.yaml"))), "the stack's config file");
+        assert.ok(files.some((f) => f.endsWith("rgh.json")), "a checkpoint");
+        for (const f of files) assert.ok(!fs.readFileSync(f, "utf8").includes(suite.lab.password), `${f} holds the password in the clear`);
+        assert.match(stack.project.stackFileText("rgh")!, /password:\s*\n\s*secure: /);
+    });
+
+    it("a second up changes nothing and uploads nothing", async () => {
+        const before = stack.output.length;
+        const result = await stack.up();
+        assert.deepEqual(Object.keys(result.changes), ["same"]);
+        assert.equal(stack.output.slice(before).filter((l) => /preloaded/.test(l)).length, 0);
+    });
+
+    it("refresh reports the registry stopped behind Pulumi's back; preview shows the update; the next up starts it again", async () => {
+        await suite.lab.inside(HOST, "service docker-registry stop");
+        await stack.refresh();
+        assert.equal(stack.outputsOf("rgh-registry").running, "none");
+        const planned = JSON.parse(await stack.preview(["--json"])) as { steps: { op: string; urn: string }[] };
+        assert.deepEqual(planned.steps.filter((s) => s.op !== "same").map((s) => `${s.op} ${s.urn.split("::").pop()}`), ["update rgh-registry"]);
+        await stack.up();
+        assert.equal(await registryStatus(), "200");
+        assert.equal(stack.outputsOf("rgh-registry").running, "package");
+    });
+
+    it("heal: a new VM at the same address serves the images already pushed from the same volume, not formatted again", async () => {
+        const before = vmId();
+        const [volume] = suite.lab.volumeIds();
+        const since = stack.steps.length;
+        const output = stack.output.length;
+        stack.set("heal.nodes.registry", 1);
+        await stack.up();
+        assert.notEqual(vmId(), before, "a new VM");
+        const steps = stack.stepsOf(since, /./).filter((s) => s.op !== "same");
+        // The engine gives the dynamic providers' default provider the project's config as its inputs, so a
+        // config change updates it (never replaces it): the steps' providers stay.
+        assert.deepEqual(steps.filter((s) => s.urn.includes("::pulumi:providers:")).map((s) => `${s.op} ${s.name}`), ["update default"]);
+        const changed = [...new Set(steps.filter((s) => !s.urn.includes("::pulumi:providers:")).map((s) => s.name))].sort();
+        assert.deepEqual(changed, ["rgh-attach", "rgh-registry", "rgh-server-vm"], "the volume and the port are kept");
+        const vm = steps.filter((s) => s.name === "rgh-server-vm").map((s) => s.op);
+        assert.deepEqual(vm, ["delete-replaced", "replace", "create-replacement"], "the VM replaced delete-first");
+        assert.deepEqual(suite.lab.volumeIds(), [volume]);
+        assert.equal(api.servers()[0].address, ip);
+        assert.equal(stack.output.filter((l) => /was blank: formatted ext4/.test(l)).length, 1, "not formatted again");
+        assert.equal(stack.output.slice(output).filter((l) => /preloaded/.test(l)).length, 0, "nothing pushed again");
+        assert.equal(await registryStatus(), "200");
+        assert.equal((await suite.lab.inside(HOST, "cat /var/lib/docker-registry/docker/registry/v2/repositories/team/app/_manifests/tags/1.0/current/link")).trim(), image.manifestDigest);
+    });
+
+    it("destroy: the server, the volume and the port deleted; no lab host or volume left", async () => {
+        await stack.destroy();
+        assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+        assert.deepEqual(suite.lab.volumeIds(), []);
+    });
+});

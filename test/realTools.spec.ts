@@ -1,0 +1,79 @@
+/**
+ * The real tools tools/build.sh built are the ones package.json pins, and the OpenStack plugin assembled
+ * from its modules (tools/openstack: terraform-provider-openstack v1.54.1 through pulumi-terraform-bridge
+ * v3.79.0, with our name mapping) speaks the names the @pulumi/openstack 3.15.2 SDK sends: for every
+ * resource the program registers, the same type token, every input the SDK's Args can set and every output
+ * its class reads. Each schema comes from the plugin itself (`pulumi package get-schema`).
+ */
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { PROJECT_DIR } from "./support/program";
+import { builtTools, realPulumiEnv } from "./support/tools";
+
+const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, "package.json"), "utf8")).dependencies as Record<string, string>;
+
+/** The resource classes of @pulumi/openstack the program registers, by module file. */
+const PROGRAM_RESOURCES = ["blockstorage/volume", "compute/instance", "compute/keypair", "compute/serverGroup", "compute/volumeAttach", "networking/floatingIp", "networking/port", "networking/secGroup", "networking/secGroupRule"];
+
+/** The members of `export interface NAME {...}` in an SDK declaration file. */
+function interfaceMembers(declarations: string, name: string): string[] {
+    const start = declarations.indexOf(`export interface ${name} {`);
+    assert.ok(start >= 0, `${name} in the SDK`);
+    const body = declarations.slice(start, declarations.indexOf("\n}", start));
+    return [...body.matchAll(/^ {4}(\w+)\??: /gm)].map((m) => m[1]);
+}
+
+/** The output properties `export declare class NAME` declares (`readonly x: pulumi.Output<...>`). */
+function classOutputs(declarations: string, name: string): string[] {
+    const start = declarations.indexOf(`export declare class ${name} `);
+    const body = declarations.slice(start, declarations.indexOf("\n}", start));
+    return [...body.matchAll(/^ {4}readonly (\w+)!?: pulumi\.Output</gm)].map((m) => m[1]);
+}
+
+describe("the real tools: the versions package.json pins; the OpenStack plugin's schema against the @pulumi/openstack SDK", function () {
+    this.timeout(120_000);
+    let home: string;
+    let env: Record<string, string>;
+
+    before(() => {
+        home = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-tools-"));
+        env = realPulumiEnv(home, "unused");
+    });
+    after(() => fs.rmSync(home, { recursive: true, force: true }));
+
+    const schemaOf = (plugin: string) => {
+        const file = builtTools().binDirs.map((d) => path.join(d, `pulumi-resource-${plugin}`)).find((f) => fs.existsSync(f));
+        assert.ok(file, `pulumi-resource-${plugin} built`);
+        return JSON.parse(execFileSync("pulumi", ["package", "get-schema", file!], { env, cwd: home, maxBuffer: 256 << 20, encoding: "utf8" }));
+    };
+
+    it("the Pulumi CLI is the version @pulumi/pulumi pins", () => {
+        assert.equal(execFileSync("pulumi", ["version"], { env, encoding: "utf8" }).trim(), `v${pkg["@pulumi/pulumi"]}`);
+    });
+
+    it("the Kubernetes plugin is the version @pulumi/kubernetes pins", () => {
+        assert.equal(schemaOf("kubernetes").version, pkg["@pulumi/kubernetes"]);
+    });
+
+    it("the OpenStack plugin names each resource, input and output of the program's resources as @pulumi/openstack does", () => {
+        const schema = schemaOf("openstack");
+        assert.equal(schema.version, pkg["@pulumi/openstack"]);
+        for (const file of PROGRAM_RESOURCES) {
+            const js = fs.readFileSync(path.join(PROJECT_DIR, "node_modules/@pulumi/openstack", `${file}.js`), "utf8");
+            const token = /__pulumiType = '([^']+)'/.exec(js)![1];
+            const resource = schema.resources[token];
+            assert.ok(resource, `the plugin serves ${token}`);
+            const dts = fs.readFileSync(path.join(PROJECT_DIR, "node_modules/@pulumi/openstack", `${file}.d.ts`), "utf8");
+            const className = /export declare class (\w+) extends pulumi\.CustomResource/.exec(dts)![1];
+            const inputs = interfaceMembers(dts, `${className}Args`);
+            assert.ok(inputs.length >= 2, `${token}: the SDK's inputs read (${inputs.join(", ")})`);
+            assert.deepEqual(inputs.filter((k) => !(k in resource.inputProperties)), [], `${token}: inputs the plugin does not know`);
+            const outputs = classOutputs(dts, className);
+            assert.ok(outputs.length >= inputs.length, `${token}: the SDK's outputs read (${outputs.join(", ")})`);
+            assert.deepEqual(outputs.filter((k) => !(k in resource.properties)), [], `${token}: outputs the plugin does not give`);
+        }
+    });
+});

@@ -1,0 +1,333 @@
+/**
+ * Neutron v2.0: the lab's network and subnet (made with the API), ports that hold lab addresses, and floating
+ * IPs. What the provider calls: terraform-provider-openstack v1.54.1 resource_openstack_networking_port_v2.go
+ * (create, wait for ACTIVE/DOWN, read, update, delete and wait for 404), compute_instance_v2.go
+ * getInstanceNetworkInfoNeutron (a port listed by ?id=, its network by ?id=&status=ACTIVE),
+ * resource_openstack_networking_floatingip_v2.go (the pool by ?name=, create, read, update, delete); the
+ * request and reply shapes from gophercloud v1.8.0 openstack/networking/v2/ports and the api-ref
+ * (https://docs.openstack.org/api-ref/network/v2/#ports). Errors are Neutron's (neutron_lib/exceptions).
+ */
+import { randomUUID } from "node:crypto";
+import { CloudState, filterBy, FloatingIp, isoNow, neutronError, Port, Route } from "./state";
+
+export function portView(state: CloudState, p: Port): Record<string, unknown> {
+    const server = p.device_id ? state.servers.get(p.device_id) : undefined;
+    const { indexes: _indexes, ...fields } = p;
+    return {
+        ...fields,
+        tenant_id: state.identity.project.id,
+        project_id: state.identity.project.id,
+        "binding:vnic_type": "normal",
+        "binding:host_id": server?.computeHost ?? "",
+        "binding:vif_type": server?.computeHost ? "ovs" : "unbound",
+        "binding:vif_details": {},
+        "binding:profile": {},
+        dns_name: "",
+        dns_assignment: p.fixed_ips.map((ip) => ({ ip_address: ip.ip_address, hostname: `host-${ip.ip_address.replace(/\./g, "-")}`, fqdn: `host-${ip.ip_address.replace(/\./g, "-")}.openstacklocal.` })),
+        extra_dhcp_opts: [],
+        qos_policy_id: null,
+        qos_network_policy_id: null,
+        ip_allocation: "immediate",
+        propagate_uplink_status: false,
+        tags: [],
+    };
+}
+
+export function networkRoutes(state: CloudState, base: () => string): Route[] {
+    const project = () => ({ tenant_id: state.identity.project.id, project_id: state.identity.project.id });
+    const networks = () => [
+        { id: state.network.id, name: state.network.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": false, subnets: [state.subnet.id], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
+        { id: state.publicNetwork.id, name: state.publicNetwork.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": true, subnets: [], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
+    ];
+    const subnets = () => [
+        {
+            id: state.subnet.id,
+            name: state.subnet.name,
+            network_id: state.network.id,
+            ip_version: 4,
+            cidr: state.subnetCidr,
+            gateway_ip: `${state.lab.subnet}.1`,
+            allocation_pools: [{ start: `${state.lab.subnet}.10`, end: `${state.lab.subnet}.249` }],
+            enable_dhcp: true,
+            dns_nameservers: [],
+            host_routes: [],
+            ...project(),
+        },
+    ];
+    const portNotFound = (id: string) => neutronError(404, "PortNotFound", `Port ${id} could not be found.`);
+    const port = (id: string) => {
+        const p = state.ports.get(id);
+        if (!p) throw portNotFound(id);
+        return p;
+    };
+    const checkGroups = (ids: unknown): string[] => {
+        if (!Array.isArray(ids)) throw neutronError(400, "InvalidInput", `Invalid input for security_groups. Reason: '${String(ids)}' is not a list.`);
+        for (const id of ids) if (!state.secGroups.has(String(id))) throw neutronError(404, "SecurityGroupNotFound", `Security group ${id} does not exist`);
+        return ids.map(String);
+    };
+
+    /**
+     * The lab indexes for a port's fixed_ips, claimed for `owner` (neutron/db/ipam_pluggable_backend.py): the
+     * address asked for when it is free (else 409 IpAddressAlreadyAllocated), in the subnet (else 400
+     * InvalidIpForSubnet / InvalidIpForNetwork), or the next free one. All or nothing.
+     */
+    const claimFixedIps = (owner: string, fixedIps: { subnet_id?: string; ip_address?: string }[] | undefined): number[] => {
+        const asked = fixedIps ?? [{}];
+        const claimed: number[] = [];
+        try {
+            for (const ip of asked) {
+                if (ip.subnet_id !== undefined && ip.subnet_id !== state.subnet.id) throw neutronError(404, "SubnetNotFound", `Subnet ${ip.subnet_id} could not be found.`);
+                if (ip.ip_address === undefined) {
+                    claimed.push(state.lab.allocateIndex(owner));
+                    continue;
+                }
+                const index = state.indexOfAddress(ip.ip_address);
+                if (index === undefined) {
+                    if (ip.subnet_id === undefined && !ip.ip_address.startsWith(`${state.lab.subnet}.`)) throw neutronError(400, "InvalidIpForNetwork", `IP address ${ip.ip_address} is not a valid IP for any of the subnets on the specified network.`);
+                    throw neutronError(400, "InvalidIpForSubnet", `IP address ${ip.ip_address} is not a valid IP for the specified subnet.`);
+                }
+                if (claimed.includes(index) || !state.lab.claimIndex(index, owner)) throw neutronError(409, "IpAddressAlreadyAllocated", `IP address ${ip.ip_address} already allocated in subnet ${state.subnet.id}`);
+                claimed.push(index);
+            }
+            return claimed;
+        } catch (e) {
+            for (const index of claimed) state.lab.releaseIndex(index);
+            throw e;
+        }
+    };
+    const fixedIpsOf = (indexes: number[]) => indexes.map((i) => ({ subnet_id: state.subnet.id, ip_address: state.lab.addressOf(i) }));
+    const pairsOf = (raw: unknown, mac: string) => {
+        if (raw === undefined || raw === null) return [];
+        if (!Array.isArray(raw)) throw neutronError(400, "InvalidInput", "Invalid input for allowed_address_pairs. Reason: not a list.");
+        return raw.map((pair: { ip_address?: string; mac_address?: string }) => {
+            if (!pair.ip_address) throw neutronError(400, "AllowedAddressPairsMissingIP", "AllowedAddressPair must contain ip_address");
+            return { ip_address: pair.ip_address, mac_address: pair.mac_address ?? mac };
+        });
+    };
+
+    /** POST /v2.0/ports (api-ref network v2 "Create port"). */
+    const createPort = (body: Record<string, any>): Port => {
+        const networkId = String(body.network_id ?? "");
+        if (!networkId) throw neutronError(400, "HTTPBadRequest", "Failed to parse request. Required attribute 'network_id' not specified");
+        if (!networks().some((n) => n.id === networkId)) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
+        const groups = body.security_groups === undefined ? [state.defaultSecGroupId] : checkGroups(body.security_groups);
+        const id = randomUUID();
+        const indexes = networkId === state.network.id ? claimFixedIps(`port:${id}`, body.fixed_ips) : [];
+        const mac = indexes.length ? state.macOf(indexes[0]) : "fa:16:3e:00:00:00";
+        if (body.mac_address !== undefined && body.mac_address !== mac) {
+            for (const index of indexes) state.lab.releaseIndex(index);
+            throw neutronError(400, "InvalidInput", `Invalid input for operation: the lab gives a port the MAC of its first address (${mac}).`);
+        }
+        const now = isoNow();
+        const p: Port = {
+            id,
+            name: String(body.name ?? ""),
+            description: String(body.description ?? ""),
+            network_id: networkId,
+            mac_address: mac,
+            admin_state_up: body.admin_state_up ?? true,
+            status: "DOWN",
+            device_id: String(body.device_id ?? ""),
+            device_owner: String(body.device_owner ?? ""),
+            fixed_ips: fixedIpsOf(indexes),
+            allowed_address_pairs: pairsOf(body.allowed_address_pairs, mac),
+            security_groups: body.port_security_enabled === false ? [] : groups,
+            port_security_enabled: body.port_security_enabled ?? true,
+            created_at: now,
+            updated_at: now,
+            revision_number: 1,
+            indexes,
+        };
+        state.ports.set(id, p);
+        return p;
+    };
+
+    /** PUT /v2.0/ports/{id} (api-ref network v2 "Update port"). */
+    const updatePort = (p: Port, body: Record<string, any>): void => {
+        if (body.fixed_ips !== undefined) {
+            if (p.device_id) throw neutronError(409, "PortInUse", `Unable to complete operation on port ${p.id}: the lab cannot move a running server's address; make a new port instead.`);
+            const indexes = claimFixedIps(`port:${p.id}`, body.fixed_ips);
+            for (const old of p.indexes) if (!indexes.includes(old)) state.lab.releaseIndex(old);
+            p.indexes = indexes;
+            p.fixed_ips = fixedIpsOf(indexes);
+        }
+        if (body.security_groups !== undefined) p.security_groups = checkGroups(body.security_groups ?? []);
+        if (body.allowed_address_pairs !== undefined) p.allowed_address_pairs = pairsOf(body.allowed_address_pairs, p.mac_address);
+        for (const key of ["name", "description", "device_id", "device_owner"] as const) if (body[key] !== undefined) p[key] = String(body[key]);
+        if (body.admin_state_up !== undefined) p.admin_state_up = Boolean(body.admin_state_up);
+        if (body.port_security_enabled !== undefined) p.port_security_enabled = Boolean(body.port_security_enabled);
+        p.updated_at = isoNow();
+        p.revision_number++;
+    };
+
+    const versions = () => ({ versions: [{ id: "v2.0", status: "CURRENT", links: [{ rel: "self", href: `${base()}/network/v2.0/` }] }] });
+    const fipView = (f: FloatingIp) => {
+        const { index: _index, ...fields } = f;
+        return { ...fields, status: f.port_id ? "ACTIVE" : "DOWN", router_id: null, port_details: null, tags: [], ...project() };
+    };
+    const fip = (id: string) => {
+        const f = state.floatingIps.get(id);
+        if (!f) throw neutronError(404, "FloatingIPNotFound", `Floating IP ${id} could not be found`);
+        return f;
+    };
+    /** Associates a floating IP with a port: no NAT in the lab, so its address is the port's own. */
+    const associate = (f: FloatingIp, portId: string | null) => {
+        if (!portId) {
+            f.port_id = null;
+            f.fixed_ip_address = null;
+            return;
+        }
+        const p = port(portId);
+        if (!p.fixed_ips.length) throw neutronError(400, "BadRequest", `Bad floatingip request: Port ${portId} does not have fixed ip.`);
+        f.port_id = portId;
+        f.fixed_ip_address = p.fixed_ips[0].ip_address;
+        if (f.index !== undefined) state.lab.releaseIndex(f.index);
+        f.index = undefined;
+        f.floating_ip_address = p.fixed_ips[0].ip_address;
+    };
+
+    /** The API extensions this lab's Neutron implements (api-ref network v2 "Extensions"); clients check them before using a field. */
+    const extensions = [
+        ["security-group", "security-group"],
+        ["port-security", "Port Security"],
+        ["allowed-address-pairs", "Allowed Address Pairs"],
+        ["binding", "Port Binding"],
+        ["external-net", "Neutron external network"],
+        ["router", "Neutron L3 Router"],
+        ["project-id", "project_id field enabled"],
+        ["standard-attr-description", "standard-attr-description"],
+        ["standard-attr-timestamp", "Resource timestamps"],
+        ["standard-attr-revisions", "Resource revision numbers"],
+    ].map(([alias, name]) => ({ alias, name, description: name, updated: "2013-01-01T10:00:00-00:00", links: [] }));
+
+    return [
+        // GET /v2.0/extensions and /v2.0/extensions/{alias} (api-ref network v2 "List extensions", "Show extension details").
+        { method: "GET", path: /^\/network\/v2\.0\/extensions$/, handler: () => ({ status: 200, body: { extensions } }) },
+        {
+            method: "GET",
+            path: /^\/network\/v2\.0\/extensions\/([^/]+)$/,
+            handler: (req) => {
+                const found = extensions.find((e) => e.alias === req.params[0]);
+                if (!found) throw neutronError(404, "ExtensionNotFound", `Extension with alias ${req.params[0]} does not exist`);
+                return { status: 200, body: { extension: found } };
+            },
+        },
+        // GET / (api-ref network v2 "List API versions").
+        { method: "GET", path: /^\/network\/?$/, open: true, handler: () => ({ status: 200, body: versions() }) },
+        { method: "GET", path: /^\/network\/v2\.0\/?$/, open: true, handler: () => ({ status: 200, body: { resources: ["network", "subnet", "port", "security-group", "security-group-rule", "floatingip"].map((name) => ({ name, collection: `${name}s`, links: [] })) } }) },
+        // GET /v2.0/networks (api-ref "List networks"): ?id=, ?name=, ?status=... as getInstanceNetworkInfoNeutron and networkingNetworkV2ID send.
+        { method: "GET", path: /^\/network\/v2\.0\/networks$/, handler: (req) => ({ status: 200, body: { networks: filterBy(networks(), req.query, ["id", "name", "status", "shared", "router:external", "admin_state_up", "tenant_id", "project_id"]) } }) },
+        // GET /v2.0/networks/{id} (api-ref "Show network details").
+        {
+            method: "GET",
+            path: /^\/network\/v2\.0\/networks\/([^/]+)$/,
+            handler: (req) => {
+                const n = networks().find((x) => x.id === req.params[0]);
+                if (!n) throw neutronError(404, "NetworkNotFound", `Network ${req.params[0]} could not be found.`);
+                return { status: 200, body: { network: n } };
+            },
+        },
+        // GET /v2.0/subnets and /v2.0/subnets/{id} (api-ref "List subnets", "Show subnet details").
+        { method: "GET", path: /^\/network\/v2\.0\/subnets$/, handler: (req) => ({ status: 200, body: { subnets: filterBy(subnets(), req.query, ["id", "name", "network_id", "cidr", "ip_version"]) } }) },
+        {
+            method: "GET",
+            path: /^\/network\/v2\.0\/subnets\/([^/]+)$/,
+            handler: (req) => {
+                const s = subnets().find((x) => x.id === req.params[0]);
+                if (!s) throw neutronError(404, "SubnetNotFound", `Subnet ${req.params[0]} could not be found.`);
+                return { status: 200, body: { subnet: s } };
+            },
+        },
+        // POST /v2.0/ports (api-ref "Create port"): 201; the provider then polls GET until ACTIVE or DOWN.
+        { method: "POST", path: /^\/network\/v2\.0\/ports$/, handler: (req) => ({ status: 201, body: { port: portView(state, createPort(req.body?.port ?? {})) } }) },
+        // GET /v2.0/ports (api-ref "List ports"): ?id= (the instance's network lookup), ?device_id=, ?fixed_ips=ip_address=...
+        {
+            method: "GET",
+            path: /^\/network\/v2\.0\/ports$/,
+            handler: (req) => {
+                let ports = filterBy([...state.ports.values()], req.query, ["id", "name", "network_id", "device_id", "device_owner", "mac_address", "status", "admin_state_up"]);
+                for (const wanted of req.query.getAll("fixed_ips")) {
+                    const [key, value] = wanted.split("=", 2);
+                    ports = ports.filter((p) => p.fixed_ips.some((ip) => (ip as Record<string, string>)[key] === value));
+                }
+                return { status: 200, body: { ports: ports.map((p) => portView(state, p)) } };
+            },
+        },
+        // GET /v2.0/ports/{id} (api-ref "Show port details"); 404 PortNotFound ends the provider's delete wait.
+        { method: "GET", path: /^\/network\/v2\.0\/ports\/([^/]+)$/, handler: (req) => ({ status: 200, body: { port: portView(state, port(req.params[0])) } }) },
+        // PUT /v2.0/ports/{id} (api-ref "Update port").
+        {
+            method: "PUT",
+            path: /^\/network\/v2\.0\/ports\/([^/]+)$/,
+            handler: (req) => {
+                const p = port(req.params[0]);
+                updatePort(p, req.body?.port ?? {});
+                return { status: 200, body: { port: portView(state, p) } };
+            },
+        },
+        // DELETE /v2.0/ports/{id} (api-ref "Delete port"): 204; its addresses go back to the lab, unless a server still runs on them.
+        {
+            method: "DELETE",
+            path: /^\/network\/v2\.0\/ports\/([^/]+)$/,
+            handler: (req) => {
+                const p = port(req.params[0]);
+                state.ports.delete(p.id);
+                const server = p.device_id ? state.servers.get(p.device_id) : undefined;
+                if (server) server.ports = server.ports.filter((id) => id !== p.id);
+                if (server?.hostName && server.status !== "DELETED") state.orphanIndexes.set(server.id, [...(state.orphanIndexes.get(server.id) ?? []), ...p.indexes]);
+                else for (const index of p.indexes) state.lab.releaseIndex(index);
+                for (const f of state.floatingIps.values()) if (f.port_id === p.id) associate(f, null);
+                return { status: 204 };
+            },
+        },
+        // GET /v2.0/floatingips (api-ref "List floating IPs").
+        { method: "GET", path: /^\/network\/v2\.0\/floatingips$/, handler: (req) => ({ status: 200, body: { floatingips: filterBy([...state.floatingIps.values()], req.query, ["id", "floating_ip_address", "floating_network_id", "port_id", "fixed_ip_address"]).map(fipView) } }) },
+        // POST /v2.0/floatingips (api-ref "Create floating IP"): the pool must be an external network.
+        {
+            method: "POST",
+            path: /^\/network\/v2\.0\/floatingips$/,
+            handler: (req) => {
+                const body = req.body?.floatingip ?? {};
+                const networkId = String(body.floating_network_id ?? "");
+                const net = networks().find((n) => n.id === networkId);
+                if (!net) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
+                if (!net["router:external"]) throw neutronError(400, "BadRequest", `Bad floatingip request: Network ${networkId} is not a valid external network.`);
+                const now = isoNow();
+                const f: FloatingIp = { id: randomUUID(), floating_network_id: networkId, floating_ip_address: "", port_id: null, fixed_ip_address: null, description: String(body.description ?? ""), created_at: now, updated_at: now };
+                if (body.port_id) associate(f, String(body.port_id));
+                else {
+                    f.index = state.lab.allocateIndex(`fip:${f.id}`);
+                    f.floating_ip_address = state.lab.addressOf(f.index);
+                }
+                state.floatingIps.set(f.id, f);
+                return { status: 201, body: { floatingip: fipView(f) } };
+            },
+        },
+        // GET /v2.0/floatingips/{id} (api-ref "Show floating IP details").
+        { method: "GET", path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/, handler: (req) => ({ status: 200, body: { floatingip: fipView(fip(req.params[0])) } }) },
+        // PUT /v2.0/floatingips/{id} (api-ref "Update floating IP"): associate or disassociate.
+        {
+            method: "PUT",
+            path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/,
+            handler: (req) => {
+                const f = fip(req.params[0]);
+                const body = req.body?.floatingip ?? {};
+                if ("port_id" in body) associate(f, body.port_id ? String(body.port_id) : null);
+                if (body.description !== undefined) f.description = String(body.description);
+                f.updated_at = isoNow();
+                return { status: 200, body: { floatingip: fipView(f) } };
+            },
+        },
+        // DELETE /v2.0/floatingips/{id} (api-ref "Delete floating IP"): 204.
+        {
+            method: "DELETE",
+            path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/,
+            handler: (req) => {
+                const f = fip(req.params[0]);
+                if (f.index !== undefined) state.lab.releaseIndex(f.index);
+                state.floatingIps.delete(f.id);
+                return { status: 204 };
+            },
+        },
+    ];
+}
