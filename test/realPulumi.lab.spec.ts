@@ -6,14 +6,20 @@
  * and kubectl are still the lab's stand-ins there).
  */
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { Lab } from "./lab/lab";
 import { useLab } from "./support/labSuite";
 import { ociArchive } from "./support/ociImage";
 import { LabOpenStackApi } from "./support/openstackApi/server";
+import { PROJECT_DIR } from "./support/program";
 import { PulumiRunError, RealStack } from "./support/realStack";
+import { builtTools } from "./support/tools";
+
+const run = promisify(execFile);
 
 function labConfig(lab: Lab, api: LabOpenStackApi, workers: number): Record<string, unknown> {
     return {
@@ -71,6 +77,17 @@ describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 mas
         assert.match(text, /kubeadm join lab-worker-1/);
         assert.match(text, /sha256:[0-9a-f]{16}/);
         assert.ok(!text.includes(suite.lab.password), "no password in the preview");
+        assert.deepEqual(api.servers(), []);
+    });
+
+    it("k8s-vnf plan --stack: the Automation API runs the real CLI's preview; the plan lists each change and its remote actions", async () => {
+        const { stdout } = await run(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["plan", "--stack", "simple", "--project", stack.project.dir, "--json"], { env: { ...stack.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot }, cwd: stack.project.dir, maxBuffer: 64 << 20 });
+        const plan = JSON.parse(stdout) as { stack: string; changes: { op: string; name: string; actions: { action: string }[] }[] };
+        assert.equal(plan.stack, "simple");
+        const byName = new Map(plan.changes.map((c) => [c.name, c]));
+        assert.equal(byName.get(`${MASTER}-vm`)?.op, "create");
+        assert.ok(byName.get("lab-kubeadm-init")?.actions.some((a) => /kubeadm init/.test(a.action)), "the init's remote action");
+        assert.ok(!stdout.includes(suite.lab.password));
         assert.deepEqual(api.servers(), []);
     });
 });

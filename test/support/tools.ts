@@ -40,7 +40,6 @@ export function realPulumiEnv(home: string, passphrase: string, base: NodeJS.Pro
     env.PULUMI_HOME = home;
     env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
     env.PULUMI_SKIP_UPDATE_CHECK = "true";
-    env.PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK = "true";
     // `--event-log`, which the tests read (as the Automation API does), exists only with this set.
     env.PULUMI_DEBUG_COMMANDS = "true";
     env.PULUMI_CONFIG_PASSPHRASE = passphrase;
