@@ -81,6 +81,7 @@ describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 mas
     });
 
     it("k8s-vnf plan --stack: the Automation API runs the real CLI's preview; the plan lists each change and its remote actions", async () => {
+        await stack.applyConfig();
         const { stdout } = await run(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["plan", "--stack", "simple", "--project", stack.project.dir, "--json"], { env: { ...stack.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot }, cwd: stack.project.dir, maxBuffer: 64 << 20 });
         const plan = JSON.parse(stdout) as { stack: string; changes: { op: string; name: string; actions: { action: string }[] }[] };
         assert.equal(plan.stack, "simple");

@@ -194,7 +194,8 @@ export class RealStack {
         return r.stdout;
     }
 
-    private async applyConfig(): Promise<void> {
+    /** Sets the stack's config as `config` holds it (each run does this first). */
+    async applyConfig(): Promise<void> {
         const wanted = JSON.stringify(this.config);
         if (wanted === this.appliedConfig) return;
         await applyStackConfig(this.name, this.config, (args, input) => this.cli(args, input));
