@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -34,11 +34,13 @@ describe("lab OpenStack API: the real openstack client against servers that are 
             if (process.env.CI) assert.fail("the openstack client is missing (apt-get install python3-openstackclient)");
             this.skip();
         }
+        if (!suite.lab) this.skip();
         api = await LabOpenStackApi.start(suite.lab, { cluster: "osapi", computeHosts: 2 });
+        // Before the lab stops (useLab's own after hook runs first): the API waits for its work on the hosts.
+        suite.onTeardown(() => api?.stop());
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "osapi-"));
     });
-    after(async () => {
-        await api?.stop();
+    after(() => {
         if (dir) fs.rmSync(dir, { recursive: true, force: true });
     });
 
@@ -201,6 +203,100 @@ describe("lab OpenStack API: the real openstack client against servers that are 
         await run("openstack", ["server", "delete", "--wait", "aa-0", "aa-1", "aa-2"], { env: env() });
         assert.deepEqual(suite.lab.hostNames(), []);
         assert.deepEqual((await openstack("server", "group", "show", "spread")).members, []);
+    });
+
+    it("floating IPs: an address of the public pool, kept when associated through router1; a second one on the port 409; no router interface 404", async () => {
+        const port = await openstack("port", "create", "--network", api!.network.id, "fip-port");
+        const fixed = port.fixed_ips[0].ip_address;
+        const fip1 = await openstack("floating", "ip", "create", "--port", port.id, "public");
+        assert.match(fip1.floating_ip_address, /^172\.24\.4\.\d+$/, "Neutron's address from the pool, not the port's (no NAT in the lab)");
+        assert.deepEqual([fip1.fixed_ip_address, fip1.port_id, fip1.router_id], [fixed, port.id, (await openstack("router", "show", "router1")).id]);
+        const fip2 = await openstack("floating", "ip", "create", "public");
+        assert.match(await refused(["floating", "ip", "set", "--port", port.id, fip2.id]), new RegExp(`409.*Cannot associate floating IP ${fip2.floating_ip_address.replace(/\./g, "\\.")} \\(${fip2.id}\\) with port ${port.id} using fixed IP ${fixed.replace(/\./g, "\\.")}, as that fixed IP already has a floating IP on external network`));
+        assert.match(await refused(["router", "remove", "subnet", "router1", api!.network.subnetId]), /409.*Router interface for subnet .* cannot be deleted, as it is required by one or more floating IPs/);
+        await run("openstack", ["floating", "ip", "unset", "--port", fip1.id], { env: env() });
+        await run("openstack", ["router", "remove", "subnet", "router1", api!.network.subnetId], { env: env() });
+        assert.match(await refused(["floating", "ip", "set", "--port", port.id, fip1.id]), new RegExp(`404.*External network ${fip1.floating_network_id} is not reachable from subnet ${api!.network.subnetId}\\.  Therefore, cannot associate Port ${port.id} with a Floating IP\\.`));
+        const unreachable = await call("POST", "/network/v2.0/floatingips", { floatingip: { floating_network_id: fip1.floating_network_id, port_id: port.id } });
+        assert.equal(unreachable.body.NeutronError.type, "ExternalGatewayForFloatingIPNotFound");
+        await run("openstack", ["router", "add", "subnet", "router1", api!.network.subnetId], { env: env() });
+        await run("openstack", ["floating", "ip", "set", "--port", port.id, fip1.id], { env: env() });
+        const shown = await openstack("floating", "ip", "show", fip1.id);
+        assert.deepEqual([shown.floating_ip_address, shown.fixed_ip_address], [fip1.floating_ip_address, fixed], "the address Neutron allocated, never the port's");
+        await run("openstack", ["floating", "ip", "delete", fip1.id, fip2.id], { env: env() });
+        await run("openstack", ["port", "delete", port.id], { env: env() });
+    });
+
+    it("port security off: security groups 400, address pairs 409 (create and update), disabling it under a group 409", async () => {
+        const net = api!.network.id;
+        assert.match(await refused(["port", "create", "--network", net, "--disable-port-security", "--security-group", "default", "psec"]), /400.*Port security must be enabled and port must have an IP address in order to use security groups\./);
+        assert.match(await refused(["port", "create", "--network", net, "--disable-port-security", "--allowed-address", "ip-address=10.1.0.5", "psec"]), /409.*Port Security must be enabled in order to have allowed address pairs on a port\./);
+        const port = await openstack("port", "create", "--network", net, "psec");
+        assert.match(await refused(["port", "set", "--disable-port-security", port.id]), /409.*Port has security group associated\. Cannot disable port security or IP address until security group is removed\./);
+        await run("openstack", ["port", "set", "--disable-port-security", "--no-security-group", port.id], { env: env() });
+        assert.match(await refused(["port", "set", "--allowed-address", "ip-address=10.1.0.5", port.id]), /409.*Port Security must be enabled in order to have allowed address pairs on a port\./);
+        assert.deepEqual((await openstack("port", "list", "--name", "psec")).length, 1, "the refused ports were never made");
+        await run("openstack", ["port", "delete", port.id], { env: env() });
+    });
+
+    it("allowed address pairs: an address or a CIDR (Neutron's 400 otherwise), no pair twice in a request", async () => {
+        const create = (...pairs: string[]) => ["port", "create", "--network", api!.network.id, ...pairs.flatMap((p) => ["--allowed-address", `ip-address=${p}`]), "pairs"];
+        assert.match(await refused(create("not-an-ip")), /400.*'not-an-ip' is not a valid IP address/);
+        assert.match(await refused(create("10.1.0.0/33")), /400.*'10\.1\.0\.0\/33' is not a valid IP subnet/);
+        assert.match(await refused(create("10.1.0.5", "10.1.0.5")), /400.*Request contains duplicate address pair: mac_address None ip_address 10\.1\.0\.5\./);
+        const port = await openstack("port", "create", "--network", api!.network.id, "--allowed-address", "ip-address=10.1.0.0/24", "--allowed-address", "ip-address=10.1.0.5", "pairs");
+        assert.deepEqual(port.allowed_address_pairs.map((p: { ip_address: string; mac_address: string }) => [p.ip_address, p.mac_address]), [["10.1.0.0/24", port.mac_address], ["10.1.0.5", port.mac_address]]);
+        await run("openstack", ["port", "delete", port.id], { env: env() });
+    });
+
+    it("zones and volume types: an unknown zone is Nova's and Cinder's 400, an unknown type Cinder's 404; the defaults work", async () => {
+        assert.deepEqual([api!.zones, api!.volumeTypes], [["nova", "az-1", "az-2"], ["__DEFAULT__", "lvmdriver-1"]]);
+        assert.match(await refused(["server", "create", "--flavor", api!.flavor.name, "--image", api!.image.name, "--nic", `net-id=${api!.network.id}`, "--availability-zone", "nowhere", "vm-az"]), /The requested availability zone is not available \(HTTP 400\)/);
+        assert.match(await refused(["volume", "create", "--size", "1", "--availability-zone", "nowhere", "vol-az"]), /Availability zone 'nowhere' is invalid\. \(HTTP 400\)/);
+        const project = (await openstack("token", "issue")).project_id;
+        assert.deepEqual(await call("POST", `/volume/v3/${project}/volumes`, { volume: { size: 1, volume_type: "gold" } }), { status: 404, body: { itemNotFound: { code: 404, message: "Volume type with name gold could not be found." } } });
+        const volume = await openstack("volume", "create", "--size", "1", "--availability-zone", "az-2", "--type", "lvmdriver-1", "vol-az");
+        assert.deepEqual([volume.availability_zone, volume.type], ["az-2", "lvmdriver-1"]);
+        await until("volume", async () => (await openstack("volume", "show", "vol-az")).status, (s) => s === "available");
+        await run("openstack", ["volume", "delete", "vol-az"], { env: env() });
+        await until("volume delete", async () => (await openstack("volume", "list")).length, (n) => n === 0);
+        assert.deepEqual(await openstack("server", "list"), []);
+    });
+
+    it("security group rules: Neutron's 400 for a bad CIDR, a CIDR or protocol of the other ethertype, a port above 65535; 0.0.0.0/0 and ::/0 are no prefix", async () => {
+        const group = await openstack("security", "group", "create", "rules");
+        const rule = (...args: string[]) => ["security", "group", "rule", "create", ...args, "rules"];
+        assert.match(await refused(rule("--remote-ip", "not-a-cidr")), /400.*Invalid CIDR not-a-cidr given as IP prefix\./);
+        assert.match(await refused(rule("--ethertype", "IPv4", "--remote-ip", "2001:db8::/64")), /400.*Conflicting value ethertype IPv4 for CIDR 2001:db8::\/64/);
+        assert.match(await refused(rule("--ethertype", "IPv4", "--protocol", "ipv6-icmp")), /400.*Invalid ethertype IPv4 for protocol ipv6-icmp\./);
+        assert.match(await refused(rule("--protocol", "tcp", "--dst-port", "22:70000")), /400.*Invalid value for port 70000\./);
+        const first = await openstack(...rule("--protocol", "tcp", "--dst-port", "22", "--remote-ip", "0.0.0.0/0"));
+        const again = await call("POST", "/network/v2.0/security-group-rules", { security_group_rule: { security_group_id: group.id, direction: "ingress", ethertype: "IPv4", protocol: "tcp", port_range_min: 22, port_range_max: 22 } });
+        assert.deepEqual(again, { status: 409, body: { NeutronError: { type: "SecurityGroupRuleExists", message: `Security group rule already exists. Rule id is ${first.id}.`, detail: "" } } });
+        const v6 = await call("POST", "/network/v2.0/security-group-rules", { security_group_rule: { security_group_id: group.id, direction: "ingress", ethertype: "IPv6", protocol: "tcp", port_range_min: 22, port_range_max: 22 } });
+        assert.equal(v6.status, 201);
+        const v6Any = await call("POST", "/network/v2.0/security-group-rules", { security_group_rule: { security_group_id: group.id, direction: "ingress", ethertype: "IPv6", protocol: "tcp", port_range_min: 22, port_range_max: 22, remote_ip_prefix: "::/0" } });
+        assert.deepEqual([v6Any.status, v6Any.body.NeutronError?.message], [409, `Security group rule already exists. Rule id is ${v6.body.security_group_rule.id}.`]);
+        await run("openstack", ["security", "group", "delete", "rules"], { env: env() });
+    });
+
+    it("keypairs: a name outside [a-zA-Z0-9 _-] and a public key that does not parse are Nova's 400", async () => {
+        const raw = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+        const sshString = (b: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
+        const blob = (type: string) => Buffer.concat([sshString(Buffer.from(type)), sshString(raw)]).toString("base64");
+        const keyFile = (line: string) => {
+            const file = path.join(dir, `key-${randomBytes(4).toString("hex")}.pub`);
+            fs.writeFileSync(file, `${line}\n`);
+            return file;
+        };
+        const good = keyFile(`ssh-ed25519 ${blob("ssh-ed25519")} lab@test`);
+        assert.match(await refused(["keypair", "create", "--public-key", good, "lab.key"]), /Keypair data is invalid: Keypair name contains unsafe characters/);
+        for (const bad of [`ssh-rsa ${blob("ssh-ed25519")}`, `ssh-ed25519 ${blob("ssh-ed25519").slice(0, -8)}`, "ssh-ed25519 not*base64", `ssh-foo ${blob("ssh-foo")}`]) {
+            assert.match(await refused(["keypair", "create", "--public-key", keyFile(bad), "lab-key"]), /Keypair data is invalid: failed to generate fingerprint/, bad);
+        }
+        const created = await openstack("keypair", "create", "--public-key", good, "lab key_1-x");
+        assert.equal(created.fingerprint, createHash("md5").update(Buffer.from(blob("ssh-ed25519"), "base64")).digest("hex").replace(/(..)(?!$)/g, "$1:"));
+        await run("openstack", ["keypair", "delete", "lab key_1-x"], { env: env() });
     });
 
     it("an injected fault answers the next matching call once; calls are recorded without bodies", async () => {

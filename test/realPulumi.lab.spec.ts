@@ -16,7 +16,7 @@ import { useLab } from "./support/labSuite";
 import { ociArchive } from "./support/ociImage";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
-import { PulumiRunError, RealStack } from "./support/realStack";
+import { alive, PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools } from "./support/tools";
 
 const run = promisify(execFile);
@@ -45,12 +45,12 @@ describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 mas
     before(async function () {
         if (!suite.lab) this.skip();
         api = await LabOpenStackApi.start(suite.lab, { cluster: "simple" });
+        suite.onTeardown(() => api.stop());
         stack = await RealStack.create("simple", labConfig(suite.lab, api, 2), { env: api.env() });
-    });
-    after(async () => {
-        suite.captured.push(...(stack?.output ?? []), ...(stack?.printed ?? []));
-        stack?.dispose();
-        await api?.stop();
+        suite.onTeardown(async () => {
+            suite.captured.push(...stack.output, ...stack.printed);
+            await stack.dispose();
+        });
     });
 
     it("a config error is reported with its field path by the real CLI, before anything is created", async () => {
@@ -113,6 +113,7 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
         fs.mkdirSync(path.join(dir, "package/Files/images"), { recursive: true });
         image = ociArchive(path.join(dir, "package/Files/images/app.tar"), { files: { "app/hello.txt": "hello from the package\n" }, cmd: ["/app/hello.txt"] });
         api = await LabOpenStackApi.start(suite.lab, { cluster: "rgh" });
+        suite.onTeardown(() => api.stop());
         stack = await RealStack.create(
             "rgh",
             {
@@ -125,15 +126,27 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
             },
             { env: api.env() },
         );
+        suite.onTeardown(async () => {
+            suite.captured.push(...stack.output, ...stack.printed);
+            await stack.dispose();
+        });
     });
-    after(async () => {
-        suite.captured.push(...(stack?.output ?? []), ...(stack?.printed ?? []));
-        stack?.dispose();
-        await api?.stop();
-        fs.rmSync(dir, { recursive: true, force: true });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("a Nova call that fails (500 on the server create) fails the up with Nova's answer; nothing runs on a host", async () => {
+        const fault = { computeFault: { code: 500, message: "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible." } };
+        api.failNext("POST", /\/servers$/, 500, fault);
+        const error = await stack.up().then(
+            () => assert.fail("the up should fail"),
+            (e: Error) => e,
+        );
+        assert.match(error.message, /rgh-server-vm: .*Error creating OpenStack server: Internal Server Error/s);
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+        assert.equal(stack.state().filter((r) => r.urn.endsWith("::rgh-registry")).length, 0, "the registry step never ran");
     });
 
-    it("up: the VM is a lab host at its port's fixed IP, its Cinder volume attached and formatted once, Debian's registry serving the package's image", async () => {
+    it("up (again): the VM is a lab host at its port's fixed IP, its Cinder volume attached and formatted once, Debian's registry serving the package's image", async () => {
         await stack.up();
         assert.deepEqual(api.servers().map((s) => [s.name, s.status, s.address]), [[HOST, "ACTIVE", ip]]);
         assert.equal(suite.lab.host(HOST).address, ip);
@@ -202,5 +215,34 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
         assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
         assert.deepEqual(suite.lab.volumeIds(), []);
+    });
+
+    it("a pulumi up killed mid-create: no process it started is left; `pulumi cancel` clears the lock it held; the checkpoint records the creates cut off", async () => {
+        const running = stack.up().then(
+            () => undefined,
+            (e: Error) => e,
+        );
+        // The provider waits at least 10 s for a new server to be ACTIVE (resource_openstack_compute_instance_v2.go,
+        // stateConf Delay): a server that exists is one whose create is under way.
+        while (!api.servers().length) await new Promise((r) => setTimeout(r, 200));
+        const ended = await stack.stopRunning(0);
+        await running;
+        assert.ok(ended.length >= 3, `the CLI and its plugins (${ended.join(" ")})`);
+        assert.deepEqual(ended.filter(alive), [], "no process of the killed run is left");
+
+        const locked = await stack.up().then(
+            () => "",
+            (e: Error) => e.message,
+        );
+        assert.match(locked, /the stack is currently locked by 1 lock\(s\).*pulumi cancel/s);
+        await stack.cli(["cancel", "--yes", "--stack", "rgh"]);
+        const deployment = JSON.parse((await stack.cli(["stack", "export", "--stack", "rgh"])).stdout).deployment;
+        const pending = (deployment.pending_operations ?? []) as { type: string; resource: { urn: string } }[];
+        assert.ok(
+            pending.some((p) => p.type === "creating" && p.resource.urn.endsWith("::rgh-server-vm")),
+            `the VM's create is pending: ${pending.map((p) => p.resource.urn.split("::").pop()).join(", ")}`,
+        );
+        // What happens next (README "What is verified, and how"): the engine knows no id for the VM, so an up
+        // would create it again and Nova would refuse the port the orphan holds.
     });
 });

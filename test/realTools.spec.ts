@@ -1,5 +1,6 @@
 /**
- * The real tools tools/build.sh built are the ones package.json pins, and the OpenStack plugin assembled
+ * The real tools tools/build.sh built are the ones package.json pins (each binary's Go build info names the
+ * modules it was built from), and the OpenStack plugin assembled
  * from its modules (tools/openstack: terraform-provider-openstack v1.54.1 through pulumi-terraform-bridge
  * v3.79.0, with our name mapping) speaks the names the @pulumi/openstack 3.15.2 SDK sends: for every
  * resource the program registers, the same type token, every input the SDK's Args can set and every output
@@ -14,6 +15,28 @@ import { PROJECT_DIR } from "./support/program";
 import { builtTools, realPulumiEnv } from "./support/tools";
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, "package.json"), "utf8")).dependencies as Record<string, string>;
+
+/**
+ * The modules each pin is built from: pulumi-kubernetes tag v4.25.0 is commit f47bc2d6f199 (its provider module
+ * has no tags of its own); pulumi-openstack v3.15.2's provider/go.mod requires terraform-provider-openstack
+ * v1.54.1 and pulumi-terraform-bridge v3.79.0.
+ */
+const KUBERNETES_COMMIT: Record<string, string> = { "4.25.0": "f47bc2d6f199" };
+const OPENSTACK_MODULES: Record<string, Record<string, string>> = {
+    "3.15.2": { "github.com/terraform-provider-openstack/terraform-provider-openstack": "v1.54.1", "github.com/pulumi/pulumi-terraform-bridge/v3": "v3.79.0" },
+};
+
+/** The modules a Go binary was built from (`go version -m`): module path → version, the main module too. */
+function buildInfo(binary: string): Record<string, string> {
+    const out = execFileSync("go", ["version", "-m", binary], { encoding: "utf8", maxBuffer: 16 << 20 });
+    return Object.fromEntries(
+        out
+            .split("\n")
+            .map((l) => l.trim().split("\t"))
+            .filter((f) => f[0] === "mod" || f[0] === "dep")
+            .map((f) => [f[1], f[2]]),
+    );
+}
 
 /** The resource classes of @pulumi/openstack the program registers, by module file. */
 const PROGRAM_RESOURCES = ["blockstorage/volume", "compute/instance", "compute/keypair", "compute/serverGroup", "compute/volumeAttach", "networking/floatingIp", "networking/port", "networking/secGroup", "networking/secGroupRule"];
@@ -44,18 +67,38 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
     });
     after(() => fs.rmSync(home, { recursive: true, force: true }));
 
-    const schemaOf = (plugin: string) => {
-        const file = builtTools().binDirs.map((d) => path.join(d, `pulumi-resource-${plugin}`)).find((f) => fs.existsSync(f));
-        assert.ok(file, `pulumi-resource-${plugin} built`);
-        return JSON.parse(execFileSync("pulumi", ["package", "get-schema", file!], { env, cwd: home, maxBuffer: 256 << 20, encoding: "utf8" }));
+    const binary = (name: string) => {
+        const file = builtTools().binDirs.map((d) => path.join(d, name)).find((f) => fs.existsSync(f));
+        assert.ok(file, `${name} built`);
+        return file!;
     };
+    const schemaOf = (plugin: string) => JSON.parse(execFileSync("pulumi", ["package", "get-schema", binary(`pulumi-resource-${plugin}`)], { env, cwd: home, maxBuffer: 256 << 20, encoding: "utf8" }));
 
-    it("the Pulumi CLI is the version @pulumi/pulumi pins", () => {
+    it("the Pulumi CLI is built from pkg/v3 and sdk/v3 at the version @pulumi/pulumi pins, and says so", () => {
+        const info = buildInfo(binary("pulumi"));
+        assert.equal(info["github.com/pulumi/pulumi/pkg/v3"], `v${pkg["@pulumi/pulumi"]}`);
+        assert.equal(info["github.com/pulumi/pulumi/sdk/v3"], `v${pkg["@pulumi/pulumi"]}`);
         assert.equal(execFileSync("pulumi", ["version"], { env, encoding: "utf8" }).trim(), `v${pkg["@pulumi/pulumi"]}`);
     });
 
-    it("the Kubernetes plugin is the version @pulumi/kubernetes pins", () => {
-        assert.equal(schemaOf("kubernetes").version, pkg["@pulumi/kubernetes"]);
+    it("the language host is sdk/v3 v3.68.0's (the newest release served with it inside sdk/v3; README)", () => {
+        assert.equal(buildInfo(binary("pulumi-language-nodejs"))["github.com/pulumi/pulumi/sdk/v3"], "v3.68.0");
+    });
+
+    it("the Kubernetes plugin is built from the provider module at the commit of @pulumi/kubernetes's tag, and serves that version", () => {
+        const version = pkg["@pulumi/kubernetes"];
+        const info = buildInfo(binary("pulumi-resource-kubernetes"));
+        assert.ok(KUBERNETES_COMMIT[version], `the commit of pulumi-kubernetes v${version} is known here`);
+        assert.match(info["github.com/pulumi/pulumi-kubernetes/provider/v4"], new RegExp(`-${KUBERNETES_COMMIT[version]}$`));
+        assert.equal(info["github.com/pulumi/pulumi-kubernetes/sdk/v4"], `v${version}`);
+        assert.equal(schemaOf("kubernetes").version, version);
+    });
+
+    it("the OpenStack plugin is built from the modules pulumi-openstack's release of @pulumi/openstack's pin requires", () => {
+        const wanted = OPENSTACK_MODULES[pkg["@pulumi/openstack"]];
+        assert.ok(wanted, `the modules of pulumi-openstack v${pkg["@pulumi/openstack"]} are known here`);
+        const info = buildInfo(binary("pulumi-resource-openstack"));
+        for (const [module, version] of Object.entries(wanted)) assert.equal(info[module], version, module);
     });
 
     it("the OpenStack plugin names each resource, input and output of the program's resources as @pulumi/openstack does", () => {

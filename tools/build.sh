@@ -2,10 +2,12 @@
 # Builds the real tools the tests drive, from their Go modules, into a cache outside the work tree:
 #   ${K8S_VNF_TOOLS:-~/.cache/k8s-vnf/tools}/<tool>-<version>-<recipe digest>/bin
 # Each tool is built from a wrapper module in tools/<tool>/ (its go.mod and go.sum pin every module, so a
-# build never asks the checksum database), at the version package.json pins for its SDK. A folder that
-# exists is complete (built aside, then renamed), so a second run builds nothing. The folders of this
-# checkout's tools are written to node_modules/.cache/k8s-vnf/tools.json for the tests (test/support/tools.ts).
-# Nothing here downloads at run time but Go modules, through the Go module proxy.
+# build never asks the checksum database), and the wrapper must build what package.json pins (the tables
+# below say which module versions each pin is). A folder that exists is complete (built aside, then renamed
+# under a lock), so a second run builds nothing; a build that fails leaves nothing. A new recipe (this
+# script, the wrapper, the Go toolchain) builds anew; builds no checkout has used for a week are removed.
+# The folders of this checkout's tools go to node_modules/.cache/k8s-vnf/tools.json for the tests
+# (test/support/tools.ts). Nothing here downloads but Go modules, through the Go module proxy.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -13,20 +15,37 @@ cache=${K8S_VNF_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/k8s-vnf/tools}
 mkdir -p "$cache" "$root/node_modules/.cache/k8s-vnf"
 export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 
-pin() { node -p "require('$root/package.json').dependencies['$1']"; }
-# The version a wrapper's go.mod requires of a module.
-required() { awk -v m="$2" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$here/$1/go.mod"; }
+# What each pin of package.json is built from: the provider module's version (tag v4.25.0 of
+# pulumi-kubernetes is commit f47bc2d6f199), and the modules pulumi-openstack v3.15.2's provider/go.mod requires.
+declare -A KUBERNETES_PROVIDER=([4.25.0]=v4.0.0-20260115033456-f47bc2d6f199)
+declare -A OPENSTACK_TERRAFORM=([3.15.2]=v1.54.1)
+declare -A OPENSTACK_BRIDGE=([3.15.2]=v3.79.0)
 
-agree() { # wrapper module package-json-pin: the wrapper builds what package.json pins
-    local wanted=$1 got=$2 what=$3
-    if [ "v$wanted" != "$got" ]; then
-        echo "tools/build.sh: package.json pins $what $wanted, but the wrapper builds $got: update tools/ with it" >&2
+pin() { node -p 'require(process.argv[1]).dependencies[process.argv[2]]' "$root/package.json" "$1"; }
+
+# The version a wrapper's go.mod requires of a module (require lines only).
+required() {
+    awk -v m="$2" '
+        $1 == "require" && $2 == "(" { inside = 1; next }
+        inside && $1 == ")" { inside = 0; next }
+        inside && $1 == m { print $2; exit }
+        $1 == "require" && $2 == m { print $3; exit }' "$here/$1/go.mod"
+}
+
+agree() { # WANTED GOT WHAT: the wrapper builds what package.json pins
+    if [ -z "$2" ] || [ "$1" != "$2" ]; then
+        echo "tools/build.sh: $3: package.json's pin needs ${1:-an entry in the tables of tools/build.sh}, but the wrapper builds ${2:-nothing}: update tools/ with it" >&2
         exit 1
     fi
 }
 
-digest() { # the recipe of a tool: its wrapper's files, its build function and the Go toolchain
-    (cd "$here/$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum; declare -f "build_${1//-/_}"; go version) | sha256sum | cut -c1-12
+digest() { # the recipe of a tool: its wrapper's files, this script and the Go toolchain
+    (
+        cd "$here/$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum
+        sha256sum <"$here/build.sh"
+        go version
+        go env GOOS GOARCH GOAMD64 GOEXPERIMENT
+    ) | sha256sum | cut -c1-12
 }
 
 # A plugin's schema with the release's version in it, as the release's generate step embeds it.
@@ -34,44 +53,53 @@ versioned_schema() { # FROM TO VERSION
     node -e 'const fs = require("fs"); const s = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); s.version = process.argv[3]; fs.writeFileSync(process.argv[2], JSON.stringify(s));' "$1" "$2" "$3"
 }
 
-# build NAME VERSION: builds tools/NAME with tools/NAME's recipe (a function build_NAME OUT) unless done.
+# A module's folder in the module cache, downloaded first when the cache is new.
+module_dir() {
+    go mod download "$1"
+    local dir
+    dir=$(go list -m -f '{{.Dir}}' "$1")
+    [ -n "$dir" ] || { echo "tools/build.sh: $1 is not in the module cache" >&2; exit 1; }
+    echo "$dir"
+}
+
+# build NAME VERSION: builds tools/NAME with its recipe (a function build_NAME OUT VERSION) unless built.
 declare -A built
 build() {
-    local name=$1 version=$2
-    local dest="$cache/$name-$version-$(digest "$name")"
+    local name=$1 version=$2 recipe dest
+    recipe=$(digest "$name")
+    dest="$cache/$name-$version-$recipe"
+    exec 9>"$cache/.$name.lock"
+    flock 9
     if [ ! -d "$dest" ]; then
         local started=$SECONDS work
         work=$(mktemp -d "$cache/.$name.XXXXXX")
+        trap 'rm -rf "$work"' EXIT
         echo "tools: building $name $version (the first build on a machine takes minutes)"
         cp -r "$here/$name" "$work/src"
-        ( cd "$work/src" && "build_${name//-/_}" "$work" "$version" )
+        (cd "$work/src" && "build_${name//-/_}" "$work" "$version")
         rm -rf "$work/src"
-        mv "$work" "$dest"
+        mv -T "$work" "$dest"
+        trap - EXIT
         echo "tools: built $name $version in $((SECONDS - started)) s"
-        # Builds of an older recipe of this tool are never used again.
-        find "$cache" -mindepth 1 -maxdepth 1 -name "$name-[0-9]*" ! -path "$dest" -exec rm -rf {} +
     else
         echo "tools: $name $version is built ($dest)"
     fi
+    touch "$dest"
+    find "$cache" -mindepth 1 -maxdepth 1 \( -name "$name-[0-9]*" -o -name ".$name.??????" \) ! -path "$dest" -mtime +7 -exec rm -rf {} +
+    exec 9>&-
     built[$name]="$dest/bin"
 }
 
 # The CLI, as the release builds it (.goreleaser.yml: CGO off, -trimpath, the version ldflag, osusergo and
 # grpcnotrace tags); the dynamic-provider plugin is the release's script, taken from the SDK module.
 build_pulumi() {
-    local version ldflags
-    version=$(required pulumi github.com/pulumi/pulumi/pkg/v3)
-    ldflags="-w -s -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version"
+    local ldflags="-w -s -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$2"
     go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldflags" -o "$1/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-    local sdk
-    sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)
-    install -m 0755 "$sdk/nodejs/dist/pulumi-resource-pulumi-nodejs" "$1/bin/pulumi-resource-pulumi-nodejs"
+    install -m 0755 "$(module_dir github.com/pulumi/pulumi/sdk/v3)/nodejs/dist/pulumi-resource-pulumi-nodejs" "$1/bin/pulumi-resource-pulumi-nodejs"
 }
 
 build_pulumi_language_nodejs() {
-    local version
-    version=$(required pulumi-language-nodejs github.com/pulumi/pulumi/sdk/v3)
-    go build -trimpath -tags osusergo,grpcnotrace -ldflags "-w -s -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$version" \
+    go build -trimpath -tags osusergo,grpcnotrace -ldflags "-w -s -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$2" \
         -o "$1/bin/pulumi-language-nodejs" github.com/pulumi/pulumi/sdk/v3/nodejs/cmd/pulumi-language-nodejs
 }
 
@@ -86,27 +114,33 @@ build_openstack() {
 # The provider's own Serve, with the schema and Terraform mapping committed in its module.
 build_kubernetes() {
     local module=github.com/pulumi/pulumi-kubernetes/provider/v4 dir
-    dir=$(go list -m -f '{{.Dir}}' "$module")
+    dir=$(module_dir "$module")
     versioned_schema "$dir/cmd/pulumi-resource-kubernetes/schema.json" cmd/pulumi-resource-kubernetes/schema.json "$2"
     cp "$dir/cmd/pulumi-resource-kubernetes/terraform-mapping.json" cmd/pulumi-resource-kubernetes/
     go build -trimpath -ldflags "-w -s -X $module/pkg/version.Version=$2" -o "$1/bin/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
 }
 
-agree "$(pin @pulumi/pulumi)" "$(required pulumi github.com/pulumi/pulumi/pkg/v3)" "@pulumi/pulumi"
-build pulumi "$(pin @pulumi/pulumi)"
-build pulumi-language-nodejs "$(required pulumi-language-nodejs github.com/pulumi/pulumi/sdk/v3 | sed 's/^v//')"
-openstack_version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$here/openstack/provider.go")
-agree "$(pin @pulumi/openstack)" "v$openstack_version" "@pulumi/openstack"
+pulumi_version=$(pin @pulumi/pulumi)
+agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/pkg/v3)" "@pulumi/pulumi (tools/pulumi pkg/v3)"
+agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/sdk/v3)" "@pulumi/pulumi (tools/pulumi sdk/v3)"
+build pulumi "$pulumi_version"
+
+language_host=$(required pulumi-language-nodejs github.com/pulumi/pulumi/sdk/v3)
+agree "v3.68.0" "$language_host" "the language host (tools/pulumi-language-nodejs: the newest release served with it inside sdk/v3)"
+build pulumi-language-nodejs "${language_host#v}"
+
+openstack_version=$(pin @pulumi/openstack)
+agree "${OPENSTACK_TERRAFORM[$openstack_version]:-}" "$(required openstack github.com/terraform-provider-openstack/terraform-provider-openstack)" "@pulumi/openstack (tools/openstack terraform-provider-openstack)"
+agree "${OPENSTACK_BRIDGE[$openstack_version]:-}" "$(required openstack github.com/pulumi/pulumi-terraform-bridge/v3)" "@pulumi/openstack (tools/openstack pulumi-terraform-bridge)"
+agree "$openstack_version" "$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$here/openstack/provider.go")" "@pulumi/openstack (tools/openstack/provider.go Version)"
 build openstack "$openstack_version"
-kubernetes_version=$(sed -n 's|^// The Kubernetes resource plugin of @pulumi/kubernetes \([0-9.]*\),.*|\1|p' "$here/kubernetes/go.mod")
-agree "$(pin @pulumi/kubernetes)" "v$kubernetes_version" "@pulumi/kubernetes"
+
+kubernetes_version=$(pin @pulumi/kubernetes)
+agree "${KUBERNETES_PROVIDER[$kubernetes_version]:-}" "$(required kubernetes github.com/pulumi/pulumi-kubernetes/provider/v4)" "@pulumi/kubernetes (tools/kubernetes provider/v4)"
+agree "v$kubernetes_version" "$(required kubernetes github.com/pulumi/pulumi-kubernetes/sdk/v4)" "@pulumi/kubernetes (tools/kubernetes sdk/v4)"
 build kubernetes "$kubernetes_version"
 
-manifest="$root/node_modules/.cache/k8s-vnf/tools.json"
-{
-    echo "{"
-    sep=""
-    for name in "${!built[@]}"; do printf '%s  "%s": "%s"' "$sep" "$name" "${built[$name]}"; sep=$',\n'; done
-    printf '\n}\n'
-} >"$manifest.tmp"
-mv "$manifest.tmp" "$manifest"
+manifest=$(mktemp "$root/node_modules/.cache/k8s-vnf/.tools.XXXXXX")
+for name in "${!built[@]}"; do printf '%s\0%s\0' "$name" "${built[$name]}"; done |
+    node -e 'const p = require("fs").readFileSync(0, "utf8").split("\0").slice(0, -1); const m = {}; for (let i = 0; i < p.length; i += 2) m[p[i]] = p[i + 1]; process.stdout.write(JSON.stringify(m, null, 2) + "\n");' >"$manifest"
+mv -f "$manifest" "$root/node_modules/.cache/k8s-vnf/tools.json"

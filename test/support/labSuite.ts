@@ -14,12 +14,19 @@ export interface LabSuite {
     /** Every log line and error message the suite saw. */
     captured: string[];
     log: (line: string) => void;
+    /**
+     * Something the suite started on the lab (a CLI, a server) to stop after its tests: teardowns run last
+     * registered first, each whatever the others did, before the output is scanned and the lab stops.
+     */
+    onTeardown: (fn: () => unknown) => void;
 }
 
 /** Call inside `describe`: starts `hosts` before the suite, stops them after, scans output for `secrets`. */
 export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: () => string[] } = {}): LabSuite {
     const suite = { captured: [] as string[] } as LabSuite;
     suite.log = (line: string) => suite.captured.push(line);
+    const teardowns: (() => unknown)[] = [];
+    suite.onTeardown = (fn) => void teardowns.push(fn);
 
     // Everything the process prints while the suite runs is scanned too, not only what tests collect.
     const writes: { stream: NodeJS.WriteStream; original: NodeJS.WriteStream["write"] }[] = [];
@@ -44,12 +51,22 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
     });
 
     after(async function () {
+        const failures: unknown[] = [];
+        for (const fn of teardowns.splice(0).reverse()) {
+            try {
+                await fn();
+            } catch (e) {
+                failures.push(e);
+            }
+        }
         for (const { stream, original } of writes.splice(0)) stream.write = original;
-        if (!suite.lab) return;
-        const secrets = [suite.lab.password, suite.lab.privateKey, ...(options.secrets?.() ?? [])];
-        await suite.lab.stop();
-        const leaked = suite.captured.filter((line) => secrets.some((s) => s && line.includes(s)));
-        assert.deepEqual(leaked, [], "captured output contains a secret");
+        if (suite.lab) {
+            const secrets = [suite.lab.password, suite.lab.privateKey, ...(options.secrets?.() ?? [])];
+            await suite.lab.stop();
+            const leaked = suite.captured.filter((line) => secrets.some((s) => s && line.includes(s)));
+            if (leaked.length) failures.push(new assert.AssertionError({ message: "captured output contains a secret", actual: leaked, expected: [], operator: "deepStrictEqual" }));
+        }
+        if (failures.length) throw failures[0];
     });
 
     return suite;

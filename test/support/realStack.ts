@@ -7,10 +7,13 @@
  * read from the CLI's `--event-log` while it runs. The surface is LabStack's (the test engine's), so a suite
  * moves from one engine to the other by its constructor.
  *
- * Every CLI process runs in a process group of its own (with the plugins it starts) and is ended by that
- * group's id if the test ends first (`dispose`).
+ * A CLI still running when the test ends (`stopRunning`, `dispose`) gets SIGINT, Pulumi's graceful cancel,
+ * then SIGKILL, and so does every process it started, by the PIDs read from /proc before it was signalled:
+ * the CLI starts each plugin in a process group of its own (sdk/go/common/resource/plugin/plugin.go,
+ * cmdutil.RegisterProcessGroup), so its own group does not hold them.
  */
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -82,7 +85,12 @@ export class RealStack {
     /** `pulumi stack init NAME` in a new project folder. */
     static async create(name: string, config: Record<string, unknown>, options: { env?: Record<string, string> } = {}): Promise<RealStack> {
         const stack = new RealStack(serviceProject(), name, config, options.env ?? {});
-        await stack.cli(["stack", "init", name]);
+        try {
+            await stack.cli(["stack", "init", name]);
+        } catch (e) {
+            await stack.dispose();
+            throw e;
+        }
         return stack;
     }
 
@@ -157,27 +165,45 @@ export class RealStack {
         return masked[key] === "[secret]";
     }
 
-    /** Ends any CLI still running (its process group), removes the project folder and PULUMI_HOME. */
-    dispose(): void {
-        for (const child of this.running) {
-            try {
-                process.kill(-child.pid!, "SIGKILL");
-            } catch {
-                // already gone
-            }
-        }
+    /**
+     * Ends every CLI still running and what it started: SIGINT, up to `graceMs` to finish, then SIGKILL to each
+     * PID of its tree. Returns those PIDs.
+     */
+    async stopRunning(graceMs = 5_000): Promise<number[]> {
+        const ended: number[] = [];
+        await Promise.all(
+            [...this.running].map(async (child) => {
+                const tree = [child.pid!, ...descendants(child.pid!)];
+                ended.push(...tree);
+                signal(child.pid!, "SIGINT");
+                const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+                await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+                const all = [...new Set([...tree, ...descendants(child.pid!)])];
+                ended.push(...all.filter((pid) => !tree.includes(pid)));
+                for (const pid of all) signal(pid, "SIGKILL");
+                for (let waited = 0; waited < 5_000 && all.some(alive); waited += 50) await new Promise((r) => setTimeout(r, 50));
+            }),
+        );
+        return ended;
+    }
+
+    /** Ends any CLI still running (`stopRunning`), removes the project folder and PULUMI_HOME. */
+    async dispose(): Promise<void> {
+        await this.stopRunning();
         this.project.remove();
         fs.rmSync(this.home, { recursive: true, force: true });
     }
 
     /** One `pulumi` command in the project folder; fails with its last lines unless it exits 0. */
     async cli(args: string[], input?: string): Promise<{ stdout: string; stderr: string }> {
-        const child = spawn("pulumi", [...args, "--non-interactive"], { cwd: this.project.dir, env: this.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn("pulumi", [...args, "--non-interactive"], { cwd: this.project.dir, env: this.env, stdio: ["pipe", "pipe", "pipe"] });
         this.running.add(child);
         let stdout = "";
         let stderr = "";
         child.stdout!.on("data", (d) => (stdout += d));
         child.stderr!.on("data", (d) => (stderr += d));
+        // A CLI that exits before reading its input (a bad flag, a held lock) must not crash the test with EPIPE.
+        child.stdin!.on("error", () => undefined);
         child.stdin!.end(input ?? "");
         const code = await new Promise<number | null>((resolve, reject) => {
             child.once("error", reject);
@@ -189,7 +215,7 @@ export class RealStack {
     }
 
     private cliSync(args: string[]): string {
-        const r = spawnSync("pulumi", [...args, "--non-interactive"], { cwd: this.project.dir, env: this.env, encoding: "utf8", maxBuffer: 256 << 20 });
+        const r = spawnSync("pulumi", [...args, "--non-interactive"], { cwd: this.project.dir, env: this.env, encoding: "utf8", maxBuffer: 256 << 20, timeout: 120_000, killSignal: "SIGKILL" });
         if (r.status !== 0) throw new PulumiRunError(`pulumi ${args.slice(0, 2).join(" ")} exited ${r.status}: ${lastLines(r.stderr || r.stdout)}`, r.status);
         return r.stdout;
     }
@@ -215,9 +241,10 @@ export class RealStack {
         } finally {
             reader.close();
         }
+        if (reader.failure) throw reader.failure;
         const errors = reader.events.flatMap((e) => {
-            const d = e.diagnosticEvent as { severity?: string; message?: string } | undefined;
-            return d?.severity === "error" && d.message ? [d.message.trim()] : [];
+            const d = e.diagnosticEvent as { severity?: string; message?: string; urn?: string } | undefined;
+            return d?.severity === "error" && d.message ? [`${d.urn ? `${d.urn.split("::").pop()}: ` : ""}${d.message.trim()}`] : [];
         });
         if (failed) throw new PulumiRunError(errors.length ? errors.join("\n") : (failed as Error).message, (failed as PulumiRunError).code ?? null);
         const summary = reader.events.find((e) => e.summaryEvent)?.summaryEvent as { resourceChanges?: Partial<Record<StepOp, number>> } | undefined;
@@ -248,8 +275,11 @@ export class RealStack {
 /** Reads an `--event-log` file as the CLI appends to it (every 50 ms), a JSON event per line. */
 class EventLogReader {
     readonly events: EngineEventJson[] = [];
+    /** A line that was no JSON event: the run fails with it. */
+    failure?: Error;
     private offset = 0;
     private partial = "";
+    private readonly decoder = new StringDecoder("utf8");
     private readonly timer: NodeJS.Timeout;
 
     constructor(
@@ -277,16 +307,65 @@ class EventLogReader {
             const buffer = Buffer.alloc(size - this.offset);
             fs.readSync(fd, buffer, 0, buffer.length, this.offset);
             this.offset = size;
-            const lines = (this.partial + buffer.toString("utf8")).split("\n");
+            const lines = (this.partial + this.decoder.write(buffer)).split("\n");
             this.partial = lines.pop()!;
             for (const line of lines.filter((l) => l.trim())) {
-                const event = JSON.parse(line) as EngineEventJson;
-                this.events.push(event);
-                this.onEvent(event);
+                try {
+                    const event = JSON.parse(line) as EngineEventJson;
+                    this.events.push(event);
+                    this.onEvent(event);
+                } catch (e) {
+                    this.failure ??= new Error(`${this.file}: not an engine event (${(e as Error).message})`);
+                }
             }
         } finally {
             fs.closeSync(fd);
         }
+    }
+}
+
+/** Every process below `pid`, from /proc (each thread's `children`), deepest last. */
+export function descendants(pid: number): number[] {
+    const found: number[] = [];
+    const walk = (parent: number) => {
+        let tasks: string[];
+        try {
+            tasks = fs.readdirSync(`/proc/${parent}/task`);
+        } catch {
+            return;
+        }
+        for (const task of tasks) {
+            let children = "";
+            try {
+                children = fs.readFileSync(`/proc/${parent}/task/${task}/children`, "utf8");
+            } catch {
+                continue;
+            }
+            for (const child of children.split(" ").filter(Boolean).map(Number)) {
+                found.push(child);
+                walk(child);
+            }
+        }
+    };
+    walk(pid);
+    return found;
+}
+
+/** Whether a process runs (a zombie, dead and waiting to be reaped, does not). */
+export function alive(pid: number): boolean {
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+    } catch {
+        return false;
+    }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+    try {
+        process.kill(pid, name);
+    } catch {
+        // already gone
     }
 }
 

@@ -1,5 +1,6 @@
 // The Kubernetes resource plugin of @pulumi/kubernetes 4.25.0, from the provider module at that release's
-// commit (the Go module proxy serves this module at no tagged version; tag v4.25.0 is commit f47bc2d6f199).
+// commit (the Go module proxy this project's machines reach serves this module at that pseudo-version only,
+// 2026-11-27; tag v4.25.0 is commit f47bc2d6f199).
 // Its one replace directive points the SDK module at ../sdk; here it is the published sdk/v4 v4.25.0.
 module k8s-vnf.local/tools/kubernetes
 

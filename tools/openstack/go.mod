@@ -1,5 +1,6 @@
 // The OpenStack resource plugin, assembled from the modules pulumi-openstack v3.15.2 (@pulumi/openstack 3.15.2)
-// is built from, since the Go module proxy serves no version of github.com/pulumi/pulumi-openstack/provider:
+// is built from, since the Go module proxy this project's machines reach serves no version of
+// github.com/pulumi/pulumi-openstack/provider (every tag's pseudo-version refused, 2026-11-27):
 // its require and replace directives are copied from that release's provider/go.mod.
 module k8s-vnf.local/tools/openstack
 

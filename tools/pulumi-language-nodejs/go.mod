@@ -1,6 +1,6 @@
 // The Node.js language host. The module that holds it at v3.248.0
-// (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3) is not served by the Go module proxy
-// at any version; the newest release that still kept it inside github.com/pulumi/pulumi/sdk/v3 is v3.68.0
+// (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3) is served at no version by the Go module
+// proxy this project's machines reach (the release tags' pseudo-versions refused, 2026-11-27); the newest release that still kept it inside github.com/pulumi/pulumi/sdk/v3 is v3.68.0
 // (it moved into a module of its own in v3.69.0). README "What is verified, and how" says what follows.
 module k8s-vnf.local/tools/pulumi-language-nodejs
 

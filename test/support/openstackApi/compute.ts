@@ -136,6 +136,9 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
         const hints = req.body?.["os:scheduler_hints"] ?? req.body?.["OS-SCH-HNT:scheduler_hints"] ?? {};
         const groupId = Array.isArray(hints.group) ? hints.group[0] : hints.group;
         if (groupId && !state.serverGroups.has(groupId)) throw novaError(400, `Instance group ${groupId} could not be found.`);
+        // nova/compute/api.py _validate_and_build_base_options: a zone Nova does not have is 400 (InvalidRequest); "zone:host" skips it, as a forced host does.
+        const [zone, forcedHost] = String(body.availability_zone || "nova").split(":");
+        if (body.availability_zone && !forcedHost && !state.zones.includes(zone)) throw novaError(400, "The requested availability zone is not available");
         const groups = ((body.security_groups as { name: string }[] | undefined) ?? [{ name: "default" }]).map((g) => g.name);
         for (const name of groups) if (![...state.secGroups.values()].some((g) => g.name === name || g.id === name)) throw novaError(400, `Security group ${name} not found for project ${project()}.`);
 
@@ -151,7 +154,7 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
             imageId,
             keyName: body.key_name ?? null,
             metadata: { ...(body.metadata ?? {}) },
-            availabilityZone: body.availability_zone || "nova",
+            availabilityZone: zone,
             ports,
             ownPorts: own,
             securityGroups: groups,

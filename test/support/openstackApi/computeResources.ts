@@ -38,9 +38,10 @@ export function computeResourceRoutes(state: CloudState, base: () => string): Ro
 
     // Keypairs: Nova's fingerprint of an SSH key is the MD5 of its key blob (nova/crypto.py generate_fingerprint).
     const fingerprint = (publicKey: string) => {
-        const blob = publicKey.trim().split(/\s+/)[1];
-        if (!blob || !/^[A-Za-z0-9+/]+=*$/.test(blob)) throw novaError(400, "Keypair data is invalid: failed to generate fingerprint");
-        return createHash("md5").update(Buffer.from(blob, "base64")).digest("hex").replace(/(..)(?!$)/g, "$1:");
+        // nova/crypto.py generate_fingerprint: a key cryptography's load_ssh_public_key cannot read is 400 InvalidKeypair.
+        const blob = sshKeyBlob(publicKey);
+        if (!blob) throw novaError(400, "Keypair data is invalid: failed to generate fingerprint");
+        return createHash("md5").update(blob).digest("hex").replace(/(..)(?!$)/g, "$1:");
     };
     const keypairView = (k: Keypair, req: ApiRequest, full: boolean) => ({
         name: k.name,
@@ -164,7 +165,9 @@ export function computeResourceRoutes(state: CloudState, base: () => string): Ro
         r("POST", String.raw`\/os-keypairs`, (req) => {
             const body = req.body?.keypair ?? {};
             const name = String(body.name ?? "");
-            if (!/^[A-Za-z0-9 _.@-]{1,255}$/.test(name)) throw novaError(400, "Keypair data is invalid: Keypair name contains unsafe characters");
+            if (!name.length || name.length > 255) throw novaError(400, `Invalid input for field/attribute name. Value: ${name}. '${name}' is ${name.length ? "too long" : "too short"}`);
+            // nova/compute/api.py KeypairAPI._validate_new_key_pair: before 2.92 (above this lab's maximum) only [a-zA-Z0-9 _-], else 400 InvalidKeypair.
+            if (!/^[A-Za-z0-9 _-]+$/.test(name)) throw novaError(400, "Keypair data is invalid: Keypair name contains unsafe characters");
             if (state.keypairs.has(name)) throw novaError(409, `Key pair '${name}' already exists.`);
             if (!body.public_key) throw novaError(400, "Keypair data is invalid: the lab imports keys only (public_key)");
             const k: Keypair = { name, public_key: String(body.public_key), fingerprint: fingerprint(String(body.public_key)), type: body.type ?? "ssh", created_at: isoNow() };
@@ -198,6 +201,36 @@ export function computeResourceRoutes(state: CloudState, base: () => string): Ro
         }),
         r("DELETE", String.raw`\/servers\/([^/]+)\/os-volume_attachments\/([^/]+)`, detach),
         // GET /os-availability-zone (api-ref "Get Availability Zone Information").
-        r("GET", String.raw`\/os-availability-zone`, () => ({ status: 200, body: { availabilityZoneInfo: [{ zoneName: "nova", zoneState: { available: true }, hosts: null }] } })),
+        r("GET", String.raw`\/os-availability-zone`, () => ({ status: 200, body: { availabilityZoneInfo: state.zones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })) } })),
     ];
+}
+
+/**
+ * The key blob of an OpenSSH public key line, as cryptography's load_ssh_public_key reads it (what Nova calls):
+ * "TYPE BASE64 [comment]", the blob's own type string equal to TYPE, then the key's fields and nothing after
+ * them; else undefined.
+ */
+export function sshKeyBlob(line: string): Buffer | undefined {
+    const [type, base64] = line.split(" ");
+    if (!type || !base64 || !/^[A-Za-z0-9+/]+={0,2}$/.test(base64.trim()) || base64.trim().length % 4 !== 0) return undefined;
+    const blob = Buffer.from(base64.trim(), "base64");
+    let at = 0;
+    const next = (): Buffer | undefined => {
+        if (at + 4 > blob.length) return undefined;
+        const size = blob.readUInt32BE(at);
+        if (at + 4 + size > blob.length) return undefined;
+        const value = blob.subarray(at + 4, at + 4 + size);
+        at += 4 + size;
+        return value;
+    };
+    if (next()?.toString("latin1") !== type) return undefined;
+    const curves: Record<string, string> = { "ecdsa-sha2-nistp256": "nistp256", "ecdsa-sha2-nistp384": "nistp384", "ecdsa-sha2-nistp521": "nistp521" };
+    if (type === "ssh-ed25519") {
+        if (next()?.length !== 32) return undefined;
+    } else if (type === "ssh-rsa" || type === "ssh-dss") {
+        for (let i = type === "ssh-rsa" ? 2 : 4; i > 0; i--) if (!next()?.length) return undefined;
+    } else if (curves[type]) {
+        if (next()?.toString("latin1") !== curves[type] || next()?.[0] !== 4) return undefined;
+    } else return undefined;
+    return at === blob.length ? blob : undefined;
 }

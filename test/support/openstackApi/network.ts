@@ -6,9 +6,14 @@
  * resource_openstack_networking_floatingip_v2.go (the pool by ?name=, create, read, update, delete); the
  * request and reply shapes from gophercloud v1.8.0 openstack/networking/v2/ports and the api-ref
  * (https://docs.openstack.org/api-ref/network/v2/#ports). Errors are Neutron's (neutron_lib/exceptions).
+ * Floating IPs and the router they need are in floatingIps.ts.
  */
 import { randomUUID } from "node:crypto";
-import { CloudState, filterBy, FloatingIp, isoNow, neutronError, Port, Route } from "./state";
+import { ipAddressError, subnetError } from "./addresses";
+import { floatingIpRoutes } from "./floatingIps";
+import { CloudState, filterBy, isoNow, neutronError, Port, Route } from "./state";
+
+type Pair = { ip_address: string; mac_address?: string };
 
 export function portView(state: CloudState, p: Port): Record<string, unknown> {
     const server = p.device_id ? state.servers.get(p.device_id) : undefined;
@@ -37,7 +42,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
     const project = () => ({ tenant_id: state.identity.project.id, project_id: state.identity.project.id });
     const networks = () => [
         { id: state.network.id, name: state.network.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": false, subnets: [state.subnet.id], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
-        { id: state.publicNetwork.id, name: state.publicNetwork.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": true, subnets: [], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
+        { id: state.publicNetwork.id, name: state.publicNetwork.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": true, subnets: [state.publicSubnet.id], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
     ];
     const subnets = () => [
         {
@@ -49,6 +54,19 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             gateway_ip: `${state.lab.subnet}.1`,
             allocation_pools: [{ start: `${state.lab.subnet}.10`, end: `${state.lab.subnet}.249` }],
             enable_dhcp: true,
+            dns_nameservers: [],
+            host_routes: [],
+            ...project(),
+        },
+        {
+            id: state.publicSubnet.id,
+            name: state.publicSubnet.name,
+            network_id: state.publicNetwork.id,
+            ip_version: 4,
+            cidr: `${state.publicSubnet.prefix}.0/24`,
+            gateway_ip: `${state.publicSubnet.prefix}.1`,
+            allocation_pools: [{ start: `${state.publicSubnet.prefix}.2`, end: `${state.publicSubnet.prefix}.254` }],
+            enable_dhcp: false,
             dns_nameservers: [],
             host_routes: [],
             ...project(),
@@ -96,21 +114,39 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         }
     };
     const fixedIpsOf = (indexes: number[]) => indexes.map((i) => ({ subnet_id: state.subnet.id, ip_address: state.lab.addressOf(i) }));
-    const pairsOf = (raw: unknown, mac: string) => {
+    /** allowed_address_pairs as neutron_lib/api/validators/allowedaddresspairs.py _validate_allowed_address_pairs checks them. */
+    const pairsOf = (raw: unknown): Pair[] => {
         if (raw === undefined || raw === null) return [];
-        if (!Array.isArray(raw)) throw neutronError(400, "InvalidInput", "Invalid input for allowed_address_pairs. Reason: not a list.");
-        return raw.map((pair: { ip_address?: string; mac_address?: string }) => {
-            if (!pair.ip_address) throw neutronError(400, "AllowedAddressPairsMissingIP", "AllowedAddressPair must contain ip_address");
-            return { ip_address: pair.ip_address, mac_address: pair.mac_address ?? mac };
+        if (!Array.isArray(raw)) throw neutronError(400, "HTTPBadRequest", "Allowed address pairs must be a list.");
+        const seen = new Set<string>();
+        return raw.map((pair: Pair) => {
+            if (!pair || typeof pair !== "object" || !("ip_address" in pair)) throw neutronError(400, "AllowedAddressPairsMissingIP", "AllowedAddressPair must contain ip_address");
+            // neutron_lib allowedaddresspairs.py: the same (mac_address, ip_address) twice is DuplicateAddressPairInRequest (400).
+            const key = JSON.stringify([pair.mac_address ?? null, pair.ip_address]);
+            if (seen.has(key)) throw neutronError(400, "DuplicateAddressPairInRequest", `Request contains duplicate address pair: mac_address ${pair.mac_address ?? "None"} ip_address ${pair.ip_address}.`);
+            seen.add(key);
+            // neutron_lib allowedaddresspairs.py: validate_subnet for a CIDR, validate_ip_address otherwise; webob HTTPBadRequest (400).
+            const invalid = String(pair.ip_address).includes("/") ? subnetError(pair.ip_address) : ipAddressError(pair.ip_address);
+            if (invalid) throw neutronError(400, "HTTPBadRequest", invalid);
+            return { ip_address: pair.ip_address, ...(pair.mac_address === undefined ? {} : { mac_address: pair.mac_address }) };
         });
     };
+    const withMacs = (pairs: Pair[], mac: string) => pairs.map((pair) => ({ ip_address: pair.ip_address, mac_address: pair.mac_address ?? mac }));
+    /** neutron/plugins/ml2/plugin.py _portsec_ext_port_create_processing and _portsec_ext_port_update_processing. */
+    const noPairsWithoutPortSecurity = () => neutronError(409, "AddressPairAndPortSecurityRequired", "Port Security must be enabled in order to have allowed address pairs on a port.");
+    const noGroupsWithoutPortSecurity = () => neutronError(400, "PortSecurityAndIPRequiredForSecurityGroups", "Port security must be enabled and port must have an IP address in order to use security groups.");
 
     /** POST /v2.0/ports (api-ref network v2 "Create port"). */
     const createPort = (body: Record<string, any>): Port => {
         const networkId = String(body.network_id ?? "");
         if (!networkId) throw neutronError(400, "HTTPBadRequest", "Failed to parse request. Required attribute 'network_id' not specified");
         if (!networks().some((n) => n.id === networkId)) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
-        const groups = body.security_groups === undefined ? [state.defaultSecGroupId] : checkGroups(body.security_groups);
+        const pairs = pairsOf(body.allowed_address_pairs);
+        const portSecurity = body.port_security_enabled === undefined || body.port_security_enabled === null || Boolean(body.port_security_enabled);
+        // ml2 plugin.py _portsec_ext_port_create_processing: pairs without port security 409, security groups 400.
+        if (!portSecurity && pairs.length) throw noPairsWithoutPortSecurity();
+        if (!portSecurity && Array.isArray(body.security_groups) && body.security_groups.length) throw noGroupsWithoutPortSecurity();
+        const groups = body.security_groups === undefined || body.security_groups === null ? (portSecurity ? [state.defaultSecGroupId] : []) : checkGroups(body.security_groups);
         const id = randomUUID();
         const indexes = networkId === state.network.id ? claimFixedIps(`port:${id}`, body.fixed_ips) : [];
         const mac = indexes.length ? state.macOf(indexes[0]) : "fa:16:3e:00:00:00";
@@ -130,9 +166,9 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             device_id: String(body.device_id ?? ""),
             device_owner: String(body.device_owner ?? ""),
             fixed_ips: fixedIpsOf(indexes),
-            allowed_address_pairs: pairsOf(body.allowed_address_pairs, mac),
-            security_groups: body.port_security_enabled === false ? [] : groups,
-            port_security_enabled: body.port_security_enabled ?? true,
+            allowed_address_pairs: withMacs(pairs, mac),
+            security_groups: groups,
+            port_security_enabled: portSecurity,
             created_at: now,
             updated_at: now,
             revision_number: 1,
@@ -144,6 +180,15 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
 
     /** PUT /v2.0/ports/{id} (api-ref network v2 "Update port"). */
     const updatePort = (p: Port, body: Record<string, any>): void => {
+        const pairs = body.allowed_address_pairs === undefined ? undefined : pairsOf(body.allowed_address_pairs);
+        const groups = body.security_groups === undefined ? undefined : checkGroups(body.security_groups ?? []);
+        const portSecurity = body.port_security_enabled === undefined ? p.port_security_enabled : Boolean(body.port_security_enabled);
+        if (!portSecurity) {
+            // ml2 plugin.py _portsec_ext_port_update_processing: pairs (asked or kept) 409, groups asked 400, groups kept 409.
+            if ((pairs ?? p.allowed_address_pairs).length) throw noPairsWithoutPortSecurity();
+            if (groups?.length) throw noGroupsWithoutPortSecurity();
+            if (groups === undefined && p.security_groups.length) throw neutronError(409, "PortSecurityPortHasSecurityGroup", "Port has security group associated. Cannot disable port security or IP address until security group is removed.");
+        }
         if (body.fixed_ips !== undefined) {
             if (p.device_id) throw neutronError(409, "PortInUse", `Unable to complete operation on port ${p.id}: the lab cannot move a running server's address; make a new port instead.`);
             const indexes = claimFixedIps(`port:${p.id}`, body.fixed_ips);
@@ -151,41 +196,16 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             p.indexes = indexes;
             p.fixed_ips = fixedIpsOf(indexes);
         }
-        if (body.security_groups !== undefined) p.security_groups = checkGroups(body.security_groups ?? []);
-        if (body.allowed_address_pairs !== undefined) p.allowed_address_pairs = pairsOf(body.allowed_address_pairs, p.mac_address);
+        if (groups !== undefined) p.security_groups = groups;
+        if (pairs !== undefined) p.allowed_address_pairs = withMacs(pairs, p.mac_address);
         for (const key of ["name", "description", "device_id", "device_owner"] as const) if (body[key] !== undefined) p[key] = String(body[key]);
         if (body.admin_state_up !== undefined) p.admin_state_up = Boolean(body.admin_state_up);
-        if (body.port_security_enabled !== undefined) p.port_security_enabled = Boolean(body.port_security_enabled);
+        p.port_security_enabled = portSecurity;
         p.updated_at = isoNow();
         p.revision_number++;
     };
 
     const versions = () => ({ versions: [{ id: "v2.0", status: "CURRENT", links: [{ rel: "self", href: `${base()}/network/v2.0/` }] }] });
-    const fipView = (f: FloatingIp) => {
-        const { index: _index, ...fields } = f;
-        return { ...fields, status: f.port_id ? "ACTIVE" : "DOWN", router_id: null, port_details: null, tags: [], ...project() };
-    };
-    const fip = (id: string) => {
-        const f = state.floatingIps.get(id);
-        if (!f) throw neutronError(404, "FloatingIPNotFound", `Floating IP ${id} could not be found`);
-        return f;
-    };
-    /** Associates a floating IP with a port: no NAT in the lab, so its address is the port's own. */
-    const associate = (f: FloatingIp, portId: string | null) => {
-        if (!portId) {
-            f.port_id = null;
-            f.fixed_ip_address = null;
-            return;
-        }
-        const p = port(portId);
-        if (!p.fixed_ips.length) throw neutronError(400, "BadRequest", `Bad floatingip request: Port ${portId} does not have fixed ip.`);
-        f.port_id = portId;
-        f.fixed_ip_address = p.fixed_ips[0].ip_address;
-        if (f.index !== undefined) state.lab.releaseIndex(f.index);
-        f.index = undefined;
-        f.floating_ip_address = p.fixed_ips[0].ip_address;
-    };
-
     /** The API extensions this lab's Neutron implements (api-ref network v2 "Extensions"); clients check them before using a field. */
     const extensions = [
         ["security-group", "security-group"],
@@ -214,7 +234,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         },
         // GET / (api-ref network v2 "List API versions").
         { method: "GET", path: /^\/network\/?$/, open: true, handler: () => ({ status: 200, body: versions() }) },
-        { method: "GET", path: /^\/network\/v2\.0\/?$/, open: true, handler: () => ({ status: 200, body: { resources: ["network", "subnet", "port", "security-group", "security-group-rule", "floatingip"].map((name) => ({ name, collection: `${name}s`, links: [] })) } }) },
+        { method: "GET", path: /^\/network\/v2\.0\/?$/, open: true, handler: () => ({ status: 200, body: { resources: ["network", "subnet", "port", "security-group", "security-group-rule", "floatingip", "router"].map((name) => ({ name, collection: `${name}s`, links: [] })) } }) },
         // GET /v2.0/networks (api-ref "List networks"): ?id=, ?name=, ?status=... as getInstanceNetworkInfoNeutron and networkingNetworkV2ID send.
         { method: "GET", path: /^\/network\/v2\.0\/networks$/, handler: (req) => ({ status: 200, body: { networks: filterBy(networks(), req.query, ["id", "name", "status", "shared", "router:external", "admin_state_up", "tenant_id", "project_id"]) } }) },
         // GET /v2.0/networks/{id} (api-ref "Show network details").
@@ -276,58 +296,11 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
                 if (server) server.ports = server.ports.filter((id) => id !== p.id);
                 if (server?.hostName && server.status !== "DELETED") state.orphanIndexes.set(server.id, [...(state.orphanIndexes.get(server.id) ?? []), ...p.indexes]);
                 else for (const index of p.indexes) state.lab.releaseIndex(index);
-                for (const f of state.floatingIps.values()) if (f.port_id === p.id) associate(f, null);
+                // neutron/db/l3_db.py disassociate_floatingips: a deleted port's floating IPs stay, unassociated.
+                for (const f of state.floatingIps.values()) if (f.port_id === p.id) Object.assign(f, { port_id: null, fixed_ip_address: null });
                 return { status: 204 };
             },
         },
-        // GET /v2.0/floatingips (api-ref "List floating IPs").
-        { method: "GET", path: /^\/network\/v2\.0\/floatingips$/, handler: (req) => ({ status: 200, body: { floatingips: filterBy([...state.floatingIps.values()], req.query, ["id", "floating_ip_address", "floating_network_id", "port_id", "fixed_ip_address"]).map(fipView) } }) },
-        // POST /v2.0/floatingips (api-ref "Create floating IP"): the pool must be an external network.
-        {
-            method: "POST",
-            path: /^\/network\/v2\.0\/floatingips$/,
-            handler: (req) => {
-                const body = req.body?.floatingip ?? {};
-                const networkId = String(body.floating_network_id ?? "");
-                const net = networks().find((n) => n.id === networkId);
-                if (!net) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
-                if (!net["router:external"]) throw neutronError(400, "BadRequest", `Bad floatingip request: Network ${networkId} is not a valid external network.`);
-                const now = isoNow();
-                const f: FloatingIp = { id: randomUUID(), floating_network_id: networkId, floating_ip_address: "", port_id: null, fixed_ip_address: null, description: String(body.description ?? ""), created_at: now, updated_at: now };
-                if (body.port_id) associate(f, String(body.port_id));
-                else {
-                    f.index = state.lab.allocateIndex(`fip:${f.id}`);
-                    f.floating_ip_address = state.lab.addressOf(f.index);
-                }
-                state.floatingIps.set(f.id, f);
-                return { status: 201, body: { floatingip: fipView(f) } };
-            },
-        },
-        // GET /v2.0/floatingips/{id} (api-ref "Show floating IP details").
-        { method: "GET", path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/, handler: (req) => ({ status: 200, body: { floatingip: fipView(fip(req.params[0])) } }) },
-        // PUT /v2.0/floatingips/{id} (api-ref "Update floating IP"): associate or disassociate.
-        {
-            method: "PUT",
-            path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/,
-            handler: (req) => {
-                const f = fip(req.params[0]);
-                const body = req.body?.floatingip ?? {};
-                if ("port_id" in body) associate(f, body.port_id ? String(body.port_id) : null);
-                if (body.description !== undefined) f.description = String(body.description);
-                f.updated_at = isoNow();
-                return { status: 200, body: { floatingip: fipView(f) } };
-            },
-        },
-        // DELETE /v2.0/floatingips/{id} (api-ref "Delete floating IP"): 204.
-        {
-            method: "DELETE",
-            path: /^\/network\/v2\.0\/floatingips\/([^/]+)$/,
-            handler: (req) => {
-                const f = fip(req.params[0]);
-                if (f.index !== undefined) state.lab.releaseIndex(f.index);
-                state.floatingIps.delete(f.id);
-                return { status: 204 };
-            },
-        },
+        ...floatingIpRoutes(state, port),
     ];
 }

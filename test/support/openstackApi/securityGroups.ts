@@ -7,9 +7,14 @@
  * and #security-group-rules-security-group-rules); errors from neutron/extensions/securitygroup.py.
  */
 import { randomUUID } from "node:crypto";
+import { parseCidr } from "./addresses";
 import { CloudState, filterBy, isoNow, neutronError, Route, SecurityGroup, SecurityGroupRule } from "./state";
 
 /** Protocols Neutron accepts by name (neutron_lib/constants.py IP_PROTOCOL_MAP), or a number 0-255. */
+/** Protocols only IPv6 carries (securitygroups_db.py _validate_ethertype_and_protocol), by name and number. */
+const IPV6_ONLY = ["ipv6-encap", "ipv6-frag", "ipv6-icmp", "icmpv6", "ipv6-nonxt", "ipv6-opts", "ipv6-route", "41", "44", "58", "59", "60", "43"];
+/** Protocols whose rules take ports (neutron/common/constants.py SG_PORT_PROTO_NAMES / _NUMS). */
+const PORT_PROTOCOLS = ["tcp", "udp", "sctp", "dccp", "udplite", "6", "17", "132", "33", "136"];
 const PROTOCOLS = ["ah", "dccp", "egp", "esp", "gre", "hopopt", "icmp", "igmp", "ip", "ipip", "ipv6-encap", "ipv6-frag", "ipv6-icmp", "icmpv6", "ipv6-nonxt", "ipv6-opts", "ipv6-route", "ospf", "pgm", "rsvp", "sctp", "tcp", "udp", "udplite", "vrrp"];
 
 export function securityGroupRoutes(state: CloudState): Route[] {
@@ -46,13 +51,38 @@ export function securityGroupRoutes(state: CloudState): Route[] {
         if (protocol !== null && !PROTOCOLS.includes(protocol) && !(/^\d+$/.test(protocol) && Number(protocol) <= 255)) {
             throw neutronError(400, "SecurityGroupRuleInvalidProtocol", `Security group rule protocol ${protocol} not supported. Only protocol values [None, ${PROTOCOLS.join(", ")}] and integer representations [0 to 255] are supported.`);
         }
-        const min: number | null = body.port_range_min ?? null;
-        const max: number | null = body.port_range_max ?? null;
+        // neutron/extensions/securitygroup.py convert_validate_port_value: an integer 0-65535, else 400 SecurityGroupInvalidPortValue.
+        const portValue = (value: unknown): number | null => {
+            if (value === undefined || value === null) return null;
+            const n = Number(value);
+            if (!/^\d+$/.test(String(value).trim()) || n > 65535) throw neutronError(400, "SecurityGroupInvalidPortValue", `Invalid value for port ${value}.`);
+            return n;
+        };
+        const min = portValue(body.port_range_min);
+        const max = portValue(body.port_range_max);
         if ((min !== null || max !== null) && protocol === null) throw neutronError(400, "SecurityGroupProtocolRequiredWithPorts", "Must also specify protocol if port range is given.");
-        if (["tcp", "udp", "sctp", "dccp", "udplite", "6", "17"].includes(protocol ?? "") && min !== null && max !== null && min > max) {
-            throw neutronError(400, "SecurityGroupInvalidPortRange", "For TCP/UDP protocols, port_range_min must be <= port_range_max");
+        // securitygroups_db.py _validate_ethertype_and_protocol: an IPv6-only protocol with IPv4 is 400 SecurityGroupEthertypeConflictWithProtocol.
+        if (protocol !== null && IPV6_ONLY.includes(protocol) && ethertype === "IPv4") throw neutronError(400, "SecurityGroupEthertypeConflictWithProtocol", `Invalid ethertype ${ethertype} for protocol ${protocol}.`);
+        if (PORT_PROTOCOLS.includes(protocol ?? "")) {
+            // securitygroups_db.py _validate_port_range: port 0 is 400 SecurityGroupInvalidPortValue.
+            if (min === 0 || max === 0) throw neutronError(400, "SecurityGroupInvalidPortValue", "Invalid value for port 0.");
+            if (min !== null && max !== null && min > max) throw neutronError(400, "SecurityGroupInvalidPortRange", "For TCP/UDP protocols, port_range_min must be <= port_range_max");
+        } else if (["icmp", "1", "ipv6-icmp", "icmpv6", "58"].includes(protocol ?? "")) {
+            // securitygroups_db.py _validate_port_range: ICMP type and code 0-255, else 400 SecurityGroupInvalidIcmpValue.
+            for (const [value, attr, field] of [[min, "port_range_min", "type"], [max, "port_range_max", "code"]] as const) {
+                if (value !== null && value > 255) throw neutronError(400, "SecurityGroupInvalidIcmpValue", `Invalid value for ICMP ${field} (${attr}) ${value}. It must be 0 to 255.`);
+            }
         }
         if (body.remote_ip_prefix && body.remote_group_id) throw neutronError(400, "SecurityGroupRemoteGroupAndRemoteIpPrefix", "Only remote_ip_prefix or remote_group_id may be provided.");
+        let prefix: string | null = null;
+        if (body.remote_ip_prefix) {
+            const cidr = parseCidr(String(body.remote_ip_prefix));
+            // neutron/extensions/securitygroup.py convert_ip_prefix_to_cidr: not an address or CIDR is 400 InvalidCIDR.
+            if (!cidr) throw neutronError(400, "InvalidCIDR", `Invalid CIDR ${body.remote_ip_prefix} given as IP prefix.`);
+            // securitygroups_db.py _validate_ip_prefix: a prefix of the other IP version is 400 SecurityGroupRuleParameterConflict.
+            if (ethertype !== `IPv${cidr.version}`) throw neutronError(400, "SecurityGroupRuleParameterConflict", `Conflicting value ethertype ${ethertype} for CIDR ${body.remote_ip_prefix}`);
+            prefix = cidr.text;
+        }
         if (body.remote_group_id) group(String(body.remote_group_id));
         const now = isoNow();
         const r: SecurityGroupRule = {
@@ -63,13 +93,15 @@ export function securityGroupRoutes(state: CloudState): Route[] {
             protocol,
             port_range_min: min,
             port_range_max: max,
-            remote_ip_prefix: body.remote_ip_prefix || null,
+            remote_ip_prefix: prefix,
             remote_group_id: body.remote_group_id || null,
             description: String(body.description ?? ""),
             created_at: now,
             updated_at: now,
         };
-        const same = (a: SecurityGroupRule) => (["security_group_id", "direction", "ethertype", "protocol", "port_range_min", "port_range_max", "remote_ip_prefix", "remote_group_id"] as const).every((k) => a[k] === r[k]);
+        // securitygroups_db.py _check_for_duplicate_rules: 0.0.0.0/0 and ::/0 are the same rule as no prefix.
+        const anyPrefix = (value: string | null) => (value === "0.0.0.0/0" || value === "::/0" ? null : value);
+        const same = (a: SecurityGroupRule) => anyPrefix(a.remote_ip_prefix) === anyPrefix(r.remote_ip_prefix) && (["security_group_id", "direction", "ethertype", "protocol", "port_range_min", "port_range_max", "remote_group_id"] as const).every((k) => a[k] === r[k]);
         const existing = [...state.rules.values()].find(same);
         if (existing) throw neutronError(409, "SecurityGroupRuleExists", `Security group rule already exists. Rule id is ${existing.id}.`);
         state.rules.set(r.id, r);

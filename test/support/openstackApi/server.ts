@@ -40,6 +40,10 @@ export class LabOpenStackApi {
     readonly network: { id: string; subnetId: string };
     readonly image: { id: string; name: string };
     readonly flavor: { id: string; name: string };
+    /** Nova's and Cinder's availability zones: another one is refused (400). */
+    readonly zones: readonly string[];
+    /** Cinder's volume types by name: another one is refused (404). */
+    readonly volumeTypes: readonly string[];
     private readonly faults: Fault[] = [];
     private readonly record: { method: string; path: string; status: number }[] = [];
 
@@ -55,11 +59,16 @@ export class LabOpenStackApi {
         this.network = { id: state.network.id, subnetId: state.subnet.id };
         this.image = { id: state.image.id, name: state.image.name };
         this.flavor = { id: state.flavors[0].id, name: state.flavors[0].name };
+        this.zones = state.zones;
+        this.volumeTypes = state.volumeTypes.map((t) => t.name);
     }
 
-    /** Starts the API on 127.0.0.1 and a free port; `cluster` names the stand-ins' shared state of its servers. */
-    static async start(lab: Lab, options: { cluster?: string; computeHosts?: number } = {}): Promise<LabOpenStackApi> {
-        const state = new CloudState(lab, options.cluster ?? "openstack", options.computeHosts ?? 3);
+    /**
+     * Starts the API on 127.0.0.1 and a free port; `cluster` names the stand-ins' shared state of its servers;
+     * `zones` (default nova, az-1, az-2: the lab specs' zones) and `volumeTypes` (default __DEFAULT__, lvmdriver-1) are all it accepts.
+     */
+    static async start(lab: Lab, options: { cluster?: string; computeHosts?: number; zones?: readonly string[]; volumeTypes?: readonly string[] } = {}): Promise<LabOpenStackApi> {
+        const state = new CloudState(lab, options.cluster ?? "openstack", options.computeHosts ?? 3, { zones: options.zones, volumeTypes: options.volumeTypes });
         let api: LabOpenStackApi | undefined;
         const server = http.createServer((req, res) => void api!.handle(req, res));
         await new Promise<void>((resolve, reject) => {

@@ -151,8 +151,17 @@ export interface FloatingIp {
     description: string;
     created_at: string;
     updated_at: string;
-    /** A lab index taken for an address not on a port, released with the floating IP. */
-    index?: number;
+}
+
+/** A router: its gateway on an external network and its interfaces (by subnet); the lab routes nothing itself. */
+export interface Router {
+    id: string;
+    name: string;
+    gatewayNetworkId: string;
+    gatewayIp: string;
+    subnetIds: string[];
+    /** The interface port's id per subnet (Neutron's network:router_interface port; not listed by the lab). */
+    interfacePorts: Record<string, string>;
 }
 
 export type ServerStatus = "BUILD" | "ACTIVE" | "SHUTOFF" | "ERROR" | "DELETED";
@@ -232,8 +241,14 @@ export class CloudState {
     readonly tokens = new Map<string, { expires: number }>();
     readonly network = { id: randomUUID(), name: "lab-net" };
     readonly subnet = { id: randomUUID(), name: "lab-subnet" };
-    /** The floating IP pool (router:external, no subnet the lab routes: a floating IP is its port's address). */
+    /** The floating IP pool (router:external) and its subnet, devstack's 172.24.4.0/24: no lab host answers there (no NAT). */
     readonly publicNetwork = { id: randomUUID(), name: "public" };
+    readonly publicSubnet = { id: randomUUID(), name: "public-subnet", prefix: "172.24.4" };
+    /** devstack's router1: gateway on `public`, an interface on the lab subnet (what a floating IP association needs). */
+    readonly router: Router;
+    /** Nova's and Cinder's availability zones, and Cinder's volume types (name, id). */
+    readonly zones: readonly string[];
+    readonly volumeTypes: readonly { name: string; id: string }[];
     readonly image = { id: randomUUID(), name: "debian-12-lab", created: isoNow() };
     readonly flavors = [
         { id: randomUUID(), name: "lab.small", vcpus: 2, ram: 2048, disk: 20 },
@@ -258,7 +273,11 @@ export class CloudState {
         readonly lab: Lab,
         readonly cluster: string,
         computeHosts: number,
+        options: { zones?: readonly string[]; volumeTypes?: readonly string[] } = {},
     ) {
+        this.zones = [...(options.zones ?? ["nova", "az-1", "az-2"])];
+        this.volumeTypes = (options.volumeTypes ?? ["__DEFAULT__", "lvmdriver-1"]).map((name) => ({ name, id: randomUUID() }));
+        this.router = { id: randomUUID(), name: "router1", gatewayNetworkId: this.publicNetwork.id, gatewayIp: `${this.publicSubnet.prefix}.2`, subnetIds: [this.subnet.id], interfacePorts: { [this.subnet.id]: randomUUID() } };
         this.identity = {
             domain: { id: "default", name: "Default" },
             project: { id: randomBytes(16).toString("hex"), name: "admin" },
@@ -280,6 +299,13 @@ export class CloudState {
 
     get subnetCidr(): string {
         return `${this.lab.subnet}.0/24`;
+    }
+
+    /** The next free address of the public subnet's pool (.2-.254, the router's gateway first), else undefined. */
+    allocateFloatingAddress(): string | undefined {
+        const taken = new Set([this.router.gatewayIp, ...[...this.floatingIps.values()].map((f) => f.floating_ip_address)]);
+        for (let last = 2; last <= 254; last++) if (!taken.has(`${this.publicSubnet.prefix}.${last}`)) return `${this.publicSubnet.prefix}.${last}`;
+        return undefined;
     }
 
     /** Neutron gives every new security group an egress rule per ethertype (neutron/db/securitygroups_db.py). */

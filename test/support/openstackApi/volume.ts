@@ -59,6 +59,14 @@ export function volumeRoutes(state: CloudState, base: () => string): Route[] {
         if (!v) throw cinderError(404, `Volume ${id} could not be found.`);
         return v;
     };
+    /** cinder/volume/volume_types.py get_by_name_or_id: a name is 404 VolumeTypeNotFoundByName, a UUID 404 VolumeTypeNotFound. */
+    const volumeType = (identity: string) => {
+        const uuid = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(identity);
+        const found = state.volumeTypes.find((t) => (uuid ? t.id === identity : t.name === identity));
+        if (!found) throw cinderError(404, uuid ? `Volume type ${identity} could not be found.` : `Volume type with name ${identity} could not be found.`);
+        return found;
+    };
+    const typeView = (t: { name: string; id: string }) => ({ id: t.id, name: t.name, description: null, is_public: true, extra_specs: {}, "os-volume-type-access:is_public": true, qos_specs_id: null });
     /** The project in the URL is the token's (cinder/api/openstack/wsgi.py: another one is a malformed URL). */
     const inProject = (project: string) => {
         if (project !== state.identity.project.id) throw cinderError(400, "Malformed request url");
@@ -85,8 +93,12 @@ export function volumeRoutes(state: CloudState, base: () => string): Route[] {
             const size = Number(body.size);
             if (!Number.isInteger(size) || size < 1) throw cinderError(400, `Invalid input received: size ${JSON.stringify(body.size ?? null)} must be an integer and greater than 0`);
             for (const key of ["snapshot_id", "source_volid", "imageRef", "backup_id"]) if (body[key]) throw cinderError(400, `Invalid input received: the lab makes empty volumes only (${key})`);
+            const type = volumeType(body.volume_type ? String(body.volume_type) : "__DEFAULT__");
+            const zone = String(body.availability_zone || "nova");
+            // cinder/volume/flows/api/create_volume.py _extract_availability_zone: 400 InvalidAvailabilityZone.
+            if (!state.zones.includes(zone)) throw cinderError(400, `Availability zone '${zone}' is invalid.`);
             const now = cinderNow();
-            const v: Volume = { id: randomUUID(), name: String(body.name ?? ""), description: String(body.description ?? ""), size, status: "creating", availability_zone: String(body.availability_zone || "nova"), volume_type: String(body.volume_type || "__DEFAULT__"), metadata: { ...(body.metadata ?? {}) }, created_at: now, updated_at: now };
+            const v: Volume = { id: randomUUID(), name: String(body.name ?? ""), description: String(body.description ?? ""), size, status: "creating", availability_zone: zone, volume_type: type.name, metadata: { ...(body.metadata ?? {}) }, created_at: now, updated_at: now };
             state.volumes.set(v.id, v);
             state.track(
                 state.lab.createVolume(v.id, LAB_VOLUME_MB).then(
@@ -95,6 +107,13 @@ export function volumeRoutes(state: CloudState, base: () => string): Route[] {
                 ),
             );
             return { status: 202, body: { volume: volumeView(state, v) } };
+        }),
+        // GET /v3/{project_id}/types and /types/{id} (api-ref "List all volume types", "Show volume type detail"): by id or name, as cinderclient finds one.
+        route("GET", String.raw`\/types`, (req) => ({ status: 200, body: { volume_types: filterBy(state.volumeTypes.map(typeView), req.query, ["name", "id"]) } })),
+        route("GET", String.raw`\/types\/([^/]+)`, (req) => {
+            const t = state.volumeTypes.find((x) => x.id === req.params[0] || x.name === decodeURIComponent(req.params[0]));
+            if (!t) throw cinderError(404, `Volume type ${decodeURIComponent(req.params[0])} could not be found.`);
+            return { status: 200, body: { volume_type: typeView(t) } };
         }),
         // GET /v3/{project_id}/volumes and /volumes/detail (api-ref "List accessible volumes (with details)").
         route("GET", String.raw`\/volumes(\/detail)?`, (req) => {
