@@ -1,6 +1,7 @@
 /**
- * STAND-IN for the Kubernetes resource provider (pulumi-kubernetes v4.32.0, the source read for @pulumi/kubernetes
- * 4.34.2 whose provider code is unchanged there) and the API server, controllers, scheduler and kubelets behind it
+ * STAND-IN for the Kubernetes resource provider (pulumi-kubernetes v4.32.0, the source read while @pulumi/kubernetes
+ * was pinned at 4.34.2; the pin is now 4.25.0, whose real plugin tools/build.sh builds, and which the real-engine
+ * suites run once the lab has a real API server) and the API server, controllers, scheduler and kubelets behind it
  * (./kubernetes/: each file cites what it stands in for). Objects go into the stand-in cluster state the lab's
  * kubeadm and kubectl stand-ins keep (test/lab/stand-ins/common.sh): `objects/<namespace|_cluster>/<resource>/
  * <name>.json`, PersistentVolumes under `pvs/` (kubernetes/persistentVolumes.ts).
