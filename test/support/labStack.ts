@@ -21,6 +21,20 @@ export interface StepRecord {
     ended?: number;
 }
 
+/** `pulumi config set --path`: the value at a dotted path of a stack's config, objects made on the way. */
+export function setConfigPath(config: Record<string, unknown>, dotted: string, value: unknown): void {
+    const keys = dotted.split(".");
+    let at = config as Record<string, any>;
+    for (const k of keys.slice(0, -1)) at = at[k] = at[k] && typeof at[k] === "object" ? at[k] : {};
+    at[keys.at(-1)!] = value;
+}
+
+/** A stack's whole config replaced by a copy of `next`. */
+export function replaceConfig(config: Record<string, unknown>, next: Record<string, unknown>): void {
+    for (const key of Object.keys(config)) delete config[key];
+    Object.assign(config, structuredClone(next));
+}
+
 export class LabStack {
     /** The stack's `k8s-vnf:` config, by top-level key. */
     readonly config: Record<string, unknown>;
@@ -40,16 +54,12 @@ export class LabStack {
 
     /** `pulumi config set --path <dotted path> <value>`. */
     set(dotted: string, value: unknown): void {
-        const keys = dotted.split(".");
-        let at = this.config as Record<string, any>;
-        for (const k of keys.slice(0, -1)) at = at[k] = at[k] && typeof at[k] === "object" ? at[k] : {};
-        at[keys.at(-1)!] = value;
+        setConfigPath(this.config, dotted, value);
     }
 
     /** The stack's whole config replaced (`pulumi config rm-all`, then `set-all`), as the LCM service sets it. */
     setAll(config: Record<string, unknown>): void {
-        for (const key of Object.keys(this.config)) delete this.config[key];
-        Object.assign(this.config, structuredClone(config));
+        replaceConfig(this.config, config);
     }
 
     up(options: UpOptions = {}): Promise<RunResult> {

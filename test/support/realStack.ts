@@ -20,7 +20,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { applyStackConfig } from "../../service/stackConfig";
 import { EngineEventJson, RunResult, StepOp } from "./engine/api";
-import { StepRecord } from "./labStack";
+import { replaceConfig, setConfigPath, StepRecord } from "./labStack";
 import { serviceProject, ServiceProject } from "./serviceProject";
 import { realPulumiEnv } from "./tools";
 
@@ -96,16 +96,12 @@ export class RealStack {
 
     /** `pulumi config set --path <dotted path> <value>` (applied before the next run). */
     set(dotted: string, value: unknown): void {
-        const keys = dotted.split(".");
-        let at = this.config as Record<string, any>;
-        for (const k of keys.slice(0, -1)) at = at[k] = at[k] && typeof at[k] === "object" ? at[k] : {};
-        at[keys.at(-1)!] = value;
+        setConfigPath(this.config, dotted, value);
     }
 
     /** The stack's whole config replaced, as the LCM service sets it. */
     setAll(config: Record<string, unknown>): void {
-        for (const key of Object.keys(this.config)) delete this.config[key];
-        Object.assign(this.config, structuredClone(config));
+        replaceConfig(this.config, config);
     }
 
     up(options: RealUpOptions = {}): Promise<RunResult> {

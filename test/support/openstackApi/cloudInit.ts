@@ -1,6 +1,6 @@
 /**
- * STAND-IN for cloud-init at a VM's first boot (copied from test/support/engine/labCloud.ts applyCloudConfig),
- * for the cloud-config keys the program writes (components/server.ts passwordLoginCloudConfig): `users` (the
+ * STAND-IN for cloud-init at a VM's first boot (the lab OpenStack API's, and the test engine's labCloud.ts), for
+ * the cloud-config keys the program writes (components/server.ts passwordLoginCloudConfig): `users` (the
  * image's default user, here `ubuntu`, and named users made with a home, the shell and a sudoers line, as
  * cloud-init's cc_users_groups and distros.create_user do), `chpasswd.users` (passwords set with chpasswd, read
  * from stdin, never a command line) and `ssh_pwauth` (the lab's sshd already takes passwords). Any other key is
