@@ -9,7 +9,7 @@ import { MIB, readAtMost, sizeText } from "../config/untrustedFile";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { printable, PRINTABLE_LIMIT } from "./printable";
 import { withoutLeaves } from "../service/stackConfig";
-import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, writeAtomically } from "./stackFile";
+import { keysWithSecrets, mapSecureLeaves, readStackFile, renderStackFile, securePaths, writeAtomically } from "./stackFile";
 import { Args, Io, UsageError } from "./args";
 
 function stackName(args: Args): string | undefined {
@@ -127,16 +127,37 @@ export function importRequest(args: Args, projectDir: string, io: Io): number {
     return 0;
 }
 
+/**
+ * Parses a stack file's config offline, each encrypted leaf standing in as a value of the form its field
+ * takes: the first of PLACEHOLDERS its field accepts (a password takes any text, a proxy URL a URL). The
+ * encrypted value itself is checked when the program runs, where the CLI decrypts it.
+ */
+const PLACEHOLDERS = ["(encrypted)", "http://encrypted.invalid"];
+
+function parseWithEncryptedLeaves<T>(config: Record<string, unknown>, parse: (raw: Record<string, unknown>) => T): T {
+    const encrypted = new Set(securePaths(config));
+    const choice = new Map<string, number>();
+    for (;;) {
+        try {
+            return parse(mapSecureLeaves(config, (p) => PLACEHOLDERS[choice.get(p) ?? 0]) as Record<string, unknown>);
+        } catch (e) {
+            if (!(e instanceof ConfigError)) throw e;
+            const next = e.problems.filter((p) => encrypted.has(p.path) && (choice.get(p.path) ?? 0) < PLACEHOLDERS.length - 1);
+            if (!next.length) throw e;
+            for (const p of next) choice.set(p.path, (choice.get(p.path) ?? 0) + 1);
+        }
+    }
+}
+
 export function validate(args: Args, projectDir: string, io: Io): number {
     const stack = stackName(args);
     if (!stack) throw new UsageError("validate needs --stack NAME");
     const file = readStackFile(projectDir, stack);
     if (file.original === undefined) throw new ConfigError([{ path: "", message: `no stack file ${path.relative(io.cwd, file.path)}` }], "stack");
     const secretKeys = keysWithSecrets(file.config);
-    const raw = mapSecureLeaves(file.config, () => "(encrypted)") as Record<string, unknown>;
-    const loaded = parseVnfConfig(raw, { stackName: stack, baseDir: projectDir, isSecretKey: (k) => secretKeys.has(k.slice(PROJECT.length + 1)) }, `stack ${stack}`);
+    const loaded = parseWithEncryptedLeaves(file.config, (raw) => parseVnfConfig(raw, { stackName: stack, baseDir: projectDir, isSecretKey: (k) => secretKeys.has(k.slice(PROJECT.length + 1)) }, `stack ${stack}`));
+    const unset = findSecrets(mapSecureLeaves(file.config, () => PLACEHOLDERS[0]) as Record<string, unknown>).length === 0 ? " (no secrets set yet)" : "";
     report(io, "warnings", loaded.warnings);
-    const unset = findSecrets(raw).length === 0 ? " (no secrets set yet)" : "";
     io.out(`stack ${stack}: valid ${loaded.spec.kind}${loaded.spec.kind === "cluster" ? ` (${loaded.spec.flavour}, ${loaded.spec.masters.count} master(s), ${loaded.spec.workers.count} worker(s))` : ""}${unset}\n`);
     return 0;
 }

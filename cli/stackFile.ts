@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
+import { formatPath } from "../config/fields";
 import { PROJECT } from "../config/load";
 import { CONFIG_KEYS } from "../config/schema";
 import { escapeAboveAscii, hasUnsafeChars, printable } from "./printable";
@@ -43,19 +44,31 @@ export function readStackFile(projectDir: string, stack: string): StackFile {
 
 const isSecure = (v: unknown): v is { secure: string } => !!v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "secure" in v;
 
-/** The config with encrypted leaves replaced (for validation) or removed (to start a conversion from). */
-export function mapSecureLeaves(value: unknown, replace: (() => unknown) | "remove"): unknown {
-    if (Array.isArray(value)) return value.map((v) => mapSecureLeaves(v, replace));
+/** The config with encrypted leaves replaced (for validation; by field path) or removed (to start a conversion from). */
+export function mapSecureLeaves(value: unknown, replace: ((path: string) => unknown) | "remove", trail: (string | number)[] = []): unknown {
+    if (Array.isArray(value)) return value.map((v, i) => mapSecureLeaves(v, replace, [...trail, i]));
     if (value && typeof value === "object") {
         const out: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(value)) {
             if (isSecure(v)) {
-                if (replace !== "remove") out[k] = replace();
-            } else out[k] = mapSecureLeaves(v, replace);
+                if (replace !== "remove") out[k] = replace(formatPath([...trail, k]));
+            } else out[k] = mapSecureLeaves(v, replace, [...trail, k]);
         }
         return out;
     }
     return value;
+}
+
+/** The field path (`masters.password`, `storageServer.volumes[0].x`) of every encrypted leaf. */
+export function securePaths(config: Record<string, unknown>): string[] {
+    const found: string[] = [];
+    const walk = (v: unknown, trail: (string | number)[]) => {
+        if (isSecure(v)) found.push(formatPath(trail));
+        else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...trail, i]));
+        else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, [...trail, k]);
+    };
+    walk(config, []);
+    return found;
 }
 
 /** Top-level keys that hold at least one encrypted value. */
