@@ -7,7 +7,7 @@ import * as YAML from "yaml";
 import { main } from "../cli/main";
 import { configurationReference, tackerReference } from "../cli/reference";
 import { parseRequestText } from "../config/requestText";
-import { makePackageDir, REQUESTS_DIR } from "./support/fixtures";
+import { makePackageDir, REQUEST_SECRETS, REQUESTS_DIR, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 import { pathWithStandIn, runStandIn, STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
@@ -35,11 +35,7 @@ function scratchProject() {
     fs.copyFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
     fs.mkdirSync(path.join(dir, "stacks"));
     fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(dir, "package"), { recursive: true });
-    const text = fs
-        .readFileSync(path.join(REQUESTS_DIR, "storage-instantiate.json"), "utf8")
-        .replace(/"password": "ubuntu"/, '"password": "master-Secret-1"')
-        .replace(/"password": "ubuntu"/, '"password": "worker-Secret-2"')
-        .replace("password1@", "proxySecret3@");
+    const text = requestWithSecrets();
     fs.writeFileSync(path.join(dir, "request.json"), text);
     const standIn = path.join(dir, "stand-in");
     fs.mkdirSync(standIn);
@@ -56,7 +52,7 @@ function scratchProject() {
     };
 }
 
-const SECRETS = /master-Secret-1|worker-Secret-2|proxySecret3/;
+const SECRETS = REQUEST_SECRETS;
 
 describe("k8s-vnf CLI", () => {
     it("import-request prints the stack config without secrets and lists where they go", async () => {

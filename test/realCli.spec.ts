@@ -11,11 +11,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { main } from "../cli/main";
-import { REQUESTS_DIR } from "./support/fixtures";
+import { REQUEST_SECRETS, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 import { realPulumiEnv } from "./support/tools";
 
-const SECRETS = /master-Secret-1|worker-Secret-2|proxySecret3/;
+const SECRETS = REQUEST_SECRETS;
 
 describe("k8s-vnf import-request and validate against the real Pulumi CLI", function () {
     this.timeout(120_000);
@@ -28,11 +28,7 @@ describe("k8s-vnf import-request and validate against the real Pulumi CLI", func
         fs.mkdirSync(path.join(dir, "stacks"));
         fs.mkdirSync(path.join(dir, "home"));
         fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(dir, "package"), { recursive: true });
-        const text = fs
-            .readFileSync(path.join(REQUESTS_DIR, "storage-instantiate.json"), "utf8")
-            .replace(/"password": "ubuntu"/, '"password": "master-Secret-1"')
-            .replace(/"password": "ubuntu"/, '"password": "worker-Secret-2"')
-            .replace("password1@", "proxySecret3@");
+        const text = requestWithSecrets();
         fs.writeFileSync(path.join(dir, "request.json"), text);
         env = realPulumiEnv(path.join(dir, "home"), "real-cli-passphrase");
     });

@@ -40,3 +40,15 @@ export function makePackageDir(): { dir: string; cleanup: () => void } {
     fs.writeFileSync(path.join(dir, "Files/images/private_registry.tar"), Buffer.concat([header, Buffer.alloc(1024)]));
     return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** The storage request with recognisable secrets (two passwords, a proxy's), as the CLI tests import it. */
+export function requestWithSecrets(): string {
+    return fs
+        .readFileSync(path.join(REQUESTS_DIR, "storage-instantiate.json"), "utf8")
+        .replace(/"password": "ubuntu"/, '"password": "master-Secret-1"')
+        .replace(/"password": "ubuntu"/, '"password": "worker-Secret-2"')
+        .replace("password1@", "proxySecret3@");
+}
+
+/** Any of requestWithSecrets()'s secrets. */
+export const REQUEST_SECRETS = /master-Secret-1|worker-Secret-2|proxySecret3/;
