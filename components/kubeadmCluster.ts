@@ -81,9 +81,19 @@ export class KubeadmCluster extends pulumi.ComponentResource {
 
     /** The @pulumi/kubernetes provider of this cluster, made with its first use. */
     kubernetesProvider(): k8s.Provider {
-        // A new cluster (entire-cluster heal) replaces the provider, and with it the objects it made, whose old
-        // cluster is gone by then: their deletes succeed when the old API cannot be reached.
-        this.provider ??= new (kubernetesSdk().Provider)(`${this.name}-api`, { kubeconfig: this.apiKubeconfig, deleteUnreachable: true }, { parent: this });
+        // One identity for the provider whatever cluster its kubeconfig reaches, so that a new cluster
+        // (entire-cluster heal) updates it and never replaces it. Each object under it is replaced by its own
+        // replacementTrigger (the cluster's CA hash), delete-first: the delete goes to the new cluster, which
+        // has no such object yet. A replaced provider breaks that heal under Pulumi v3.248.0: the
+        // delete-before-replace of the cluster's init then deletes the objects first, and the registry's Diff
+        // of the dependent provider closes the provider those deletes use ("grpc: the client connection is
+        // closing"; pkg/resource/deploy/providers/registry.go Diff, `if diff.Replace() { IgnoreClose }`).
+        // deleteUnreachable: a destroy after the VMs are gone.
+        this.provider ??= new (kubernetesSdk().Provider)(
+            `${this.name}-api`,
+            { kubeconfig: this.apiKubeconfig, deleteUnreachable: true, clusterIdentifier: `k8s-vnf:${this.name}` },
+            { parent: this },
+        );
         return this.provider;
     }
 }

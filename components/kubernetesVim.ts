@@ -48,6 +48,9 @@ export class KubernetesVim extends pulumi.ComponentResource {
             dependsOn,
             deletedWith: args.cluster,
             replacementTrigger: args.clusterId,
+            // The provider stays the same across a new cluster (KubeadmCluster.kubernetesProvider): a copy made
+            // first and the old one deleted after would delete the new copy, which has the same name.
+            deleteBeforeReplace: true,
         });
         const endpoint = pulumi.output(args.apiEndpoint).apply((e) => `https://${e}`);
         const caCertificate = pulumi.output(args.caCertificate);

@@ -39,6 +39,8 @@ export class PersistentVolumes extends pulumi.ComponentResource {
                     dependsOn: [args.exports],
                     deletedWith: args.cluster,
                     replacementTrigger: args.clusterId,
+                    // Same name, same provider across a new cluster: delete first (KubernetesVim says why).
+                    deleteBeforeReplace: true,
                 },
             );
         });

@@ -18,6 +18,31 @@ export interface StepSecrets {
 }
 
 /**
+ * The provider every step resource names: an explicit `pulumi-nodejs` provider without configuration, one per
+ * program run. The engine hands the default `pulumi-nodejs` provider the stack's whole configuration
+ * (pkg/resource/deploy/target.go GetPackageConfig: "for dynamic providers, we always pass the full
+ * configuration"), so every config change (each heal and scale is one) updates that provider, and the
+ * update closes the plugin instance the old configuration ran in (providers/registry.go Update,
+ * setProviderAndCloseOld) while the deletes of a delete-first VM replacement, started earlier in the same
+ * run, may still be using it: "grpc: the client connection is closing" (Pulumi v3.248.0). This one's inputs
+ * never change, and the configuration's secrets stay out of its state. Steps read no configuration.
+ */
+const stepProviders = new WeakMap<object, pulumi.ProviderResource>();
+const OUTSIDE_A_STACK = {};
+function stepProvider(): pulumi.ProviderResource {
+    const run = pulumi.runtime.getStackResource() ?? OUTSIDE_A_STACK;
+    let provider = stepProviders.get(run);
+    if (!provider) stepProviders.set(run, (provider = new StepProvider("k8s-vnf-steps")));
+    return provider;
+}
+
+class StepProvider extends pulumi.ProviderResource {
+    constructor(name: string) {
+        super("pulumi-nodejs", name, {});
+    }
+}
+
+/**
  * A step's resource: its inputs plus the connection (secret: it holds credentials), the step's code
  * version and its plan of remote actions (remoteActions.ts); options every step needs: delete-first where two
  * copies cannot coexist, secret outputs. The provider goes in packed (packedProvider.ts).
@@ -48,6 +73,7 @@ export abstract class StepResource extends pulumi.dynamic.Resource {
             name,
             { ...computed, ...inputs, connection: pulumi.secret(connection), providerVersion: def.version },
             pulumi.mergeOptions(opts, {
+                provider: stepProvider(),
                 deleteBeforeReplace: def.deleteBeforeReplace || undefined,
                 additionalSecretOutputs: ["connection", ...(secrets.inputs ?? []), ...(secrets.outputs ?? [])],
             }),

@@ -13,11 +13,12 @@ import * as YAML from "yaml";
 import { main } from "../cli/main";
 import { REQUEST_SECRETS, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
-import { realPulumiEnv } from "./support/tools";
+import { realPulumiEnv, useBuiltTools } from "./support/tools";
 
 const SECRETS = REQUEST_SECRETS;
 
 describe("k8s-vnf import-request and validate against the real Pulumi CLI", function () {
+    useBuiltTools();
     this.timeout(120_000);
     let dir: string;
     let env: Record<string, string>;

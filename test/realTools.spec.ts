@@ -4,7 +4,8 @@
  * from its modules (tools/openstack: terraform-provider-openstack v1.54.1 through pulumi-terraform-bridge
  * v3.79.0, with our name mapping) speaks the names the @pulumi/openstack 3.15.2 SDK sends: for every
  * resource the program registers, the same type token, every input the SDK's Args can set and every output
- * its class reads. Each schema comes from the plugin itself (`pulumi package get-schema`).
+ * its class reads. Each schema comes from the plugin itself (`pulumi package get-schema`). The lab's control
+ * plane (kubeadm, the API server and etcd) is the Kubernetes release k8s-vnf installs by default.
  */
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
@@ -12,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_DIR } from "./support/program";
-import { builtTools, realPulumiEnv } from "./support/tools";
+import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, "package.json"), "utf8")).dependencies as Record<string, string>;
 
@@ -57,6 +58,7 @@ function classOutputs(declarations: string, name: string): string[] {
 }
 
 describe("the real tools: the versions package.json pins; the OpenStack plugin's schema against the @pulumi/openstack SDK", function () {
+    useBuiltTools();
     this.timeout(120_000);
     let home: string;
     let env: Record<string, string>;
@@ -68,7 +70,7 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
     after(() => fs.rmSync(home, { recursive: true, force: true }));
 
     const binary = (name: string) => {
-        const file = builtTools().binDirs.map((d) => path.join(d, name)).find((f) => fs.existsSync(f));
+        const file = Object.values(builtTools().bins).map((d) => path.join(d, name)).find((f) => fs.existsSync(f));
         assert.ok(file, `${name} built`);
         return file!;
     };
@@ -99,6 +101,21 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
         assert.ok(wanted, `the modules of pulumi-openstack v${pkg["@pulumi/openstack"]} are known here`);
         const info = buildInfo(binary("pulumi-resource-openstack"));
         for (const [module, version] of Object.entries(wanted)) assert.equal(info[module], version, module);
+    });
+
+    it("the lab's control plane is Kubernetes at kubernetes.version's default, its staging modules published ones, with the etcd its kubeadm runs", () => {
+        const version = /version: kubernetesVersion\.default\("([0-9.]+)"\)/.exec(fs.readFileSync(path.join(PROJECT_DIR, "config/schema.ts"), "utf8"))![1];
+        for (const command of ["kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+            const info = buildInfo(binary(command));
+            assert.equal(info["k8s.io/kubernetes"], `v${version}`, command);
+            assert.equal(info["k8s.io/client-go"], `v0.${version.split(".").slice(1).join(".")}`, `${command}: client-go`);
+        }
+        assert.equal(execFileSync(binary("kubeadm"), ["version", "-o", "short"], { encoding: "utf8" }).trim(), `v${version}`);
+        assert.match(execFileSync(binary("kube-apiserver"), ["--version"], { encoding: "utf8" }), new RegExp(`^Kubernetes v${version.replace(/\./g, "\\.")}\n`));
+        const kubeadmConstants = fs.readFileSync(path.join(execFileSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).trim(), `k8s.io/kubernetes@v${version}/cmd/kubeadm/app/constants/constants.go`), "utf8");
+        const etcd = /DefaultEtcdVersion = "([0-9.]+)-0"/.exec(kubeadmConstants)![1];
+        assert.equal(buildInfo(binary("etcd"))["go.etcd.io/etcd/server/v3"], `v${etcd}`);
+        assert.match(execFileSync(binary("etcd"), ["--version"], { encoding: "utf8" }), new RegExp(`^etcd Version: ${etcd.replace(/\./g, "\\.")}\n`));
     });
 
     it("the OpenStack plugin names each resource, input and output of the program's resources as @pulumi/openstack does", () => {

@@ -120,6 +120,23 @@ build_kubernetes() {
     go build -trimpath -ldflags "-w -s -X $module/pkg/version.Version=$2" -o "$1/bin/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
 }
 
+# Kubernetes at k8s-vnf's default version, with the version ldflags its release sets (hack/lib/version.sh
+# kube::version::ldflags; without them kubeadm asks dl.k8s.io which version it is); the date is the module's.
+build_kube() {
+    local major minor date pkg flags="-w -s"
+    IFS=. read -r major minor _ <<<"$2"
+    date=$(go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        flags+=" -X $pkg.gitVersion=v$2 -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+    done
+    mkdir -p "$1/bin"
+    go build -trimpath -ldflags "$flags" -o "$1/bin/" k8s.io/kubernetes/cmd/{kube-apiserver,kube-controller-manager,kube-scheduler,kubeadm,kubectl}
+}
+
+build_etcd() {
+    go build -trimpath -ldflags "-w -s" -o "$1/bin/etcd" ./cmd/etcd
+}
+
 pulumi_version=$(pin @pulumi/pulumi)
 agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/pkg/v3)" "@pulumi/pulumi (tools/pulumi pkg/v3)"
 agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/sdk/v3)" "@pulumi/pulumi (tools/pulumi sdk/v3)"
@@ -139,6 +156,16 @@ kubernetes_version=$(pin @pulumi/kubernetes)
 agree "${KUBERNETES_PROVIDER[$kubernetes_version]:-}" "$(required kubernetes github.com/pulumi/pulumi-kubernetes/provider/v4)" "@pulumi/kubernetes (tools/kubernetes provider/v4)"
 agree "v$kubernetes_version" "$(required kubernetes github.com/pulumi/pulumi-kubernetes/sdk/v4)" "@pulumi/kubernetes (tools/kubernetes sdk/v4)"
 build kubernetes "$kubernetes_version"
+
+# The lab's control plane: Kubernetes at kubernetes.version's default, its staging modules at their published
+# v0.<minor>.<patch>, and the etcd that release's kubeadm runs.
+kube_version=$(sed -n 's/.*version: kubernetesVersion\.default("\([0-9.]*\)").*/\1/p' "$root/config/schema.ts")
+agree "v$kube_version" "$(required kube k8s.io/kubernetes)" "kubernetes.version's default in config/schema.ts (tools/kube k8s.io/kubernetes)"
+agree "k8s.io/client-go v0.${kube_version#*.}" "$(awk '$1 == "k8s.io/client-go" && $2 == "=>" { print $3, $4 }' "$here/kube/go.mod")" "kubernetes.version's default (tools/kube's replace of the staging modules)"
+build kube "$kube_version"
+etcd_version=$(cd "$here/kube" && sed -n 's/^\s*DefaultEtcdVersion = "\([0-9.]*\)-0"$/\1/p' "$(module_dir "k8s.io/kubernetes")/cmd/kubeadm/app/constants/constants.go")
+agree "v$etcd_version" "$(required etcd go.etcd.io/etcd/server/v3)" "the etcd of kubeadm v$kube_version (tools/etcd go.etcd.io/etcd/server/v3)"
+build etcd "$etcd_version"
 
 manifest=$(mktemp "$root/node_modules/.cache/k8s-vnf/.tools.XXXXXX")
 for name in "${!built[@]}"; do printf '%s\0%s\0' "$name" "${built[$name]}"; done |

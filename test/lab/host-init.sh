@@ -95,6 +95,16 @@ mount -t overlay overlay -o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/wor
 mount -t proc proc "$root/proc"
 # The stand-ins' cluster state (their "etcd"), one directory for every host of the lab.
 mount --bind "$shared" "$root/var/lib/k8s-standin"
+# The real tools the lab gives its hosts (LABDIR/tools, "NAME DIR" lines: Lab.giveTools), read-only at
+# /opt/k8s-vnf-lab/NAME, where the stand-ins look for them (stand-ins/lib/static-pods.sh).
+labdir="$(dirname "$(dirname "$dir")")"
+if [[ -f "$labdir/tools" ]]; then
+    while read -r tool bin; do
+        mkdir -p "$root/opt/k8s-vnf-lab/$tool"
+        mount --bind "$bin" "$root/opt/k8s-vnf-lab/$tool"
+        mount -o remount,bind,ro "$root/opt/k8s-vnf-lab/$tool"
+    done <"$labdir/tools"
+fi
 # containerd's root on a filesystem of the host's own (in its state dir, so it stays across power cycles and
 # goes with the host, as a VM's disk): the root filesystem is an overlayfs, and the kernel refuses an overlayfs
 # as the upperdir of another ("filesystem on ... not supported as upperdir"), which containerd's default

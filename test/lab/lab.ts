@@ -140,6 +140,19 @@ export class Lab {
         return new Lab(JSON.parse(fs.readFileSync(descriptorFile, "utf8")) as LabDescriptor);
     }
 
+    /**
+     * Gives the hosts started from now on real tools, read-only at /opt/k8s-vnf-lab/NAME (NAME → a folder of
+     * binaries): with `kube` (kubeadm and the control plane) and `etcd`, the kubeadm stand-in's first master
+     * runs a real control plane (stand-ins/lib/static-pods.sh).
+     */
+    giveTools(tools: Record<string, string>): void {
+        const lines = Object.entries(tools).map(([name, dir]) => {
+            if (!/^[a-z0-9-]+$/.test(name) || !path.isAbsolute(dir) || /\s/.test(dir)) throw new Error(`lab tool ${name}: ${dir} is no absolute path without spaces`);
+            return `${name} ${dir}\n`;
+        });
+        fs.writeFileSync(path.join(this.dir, "tools"), lines.join(""));
+    }
+
     /** Builds (once, cached) the Debian rootfs; about a minute the first time. */
     static async rootfs(): Promise<string> {
         return (await run(SCRIPT, ["rootfs"], { maxBuffer: 1 << 20 })).stdout.trim();

@@ -11,11 +11,52 @@ import { PROJECT_DIR } from "./program";
 export interface BuiltTools {
     /** The folder holding bin/pulumi and bin/pulumi-resource-pulumi-nodejs (K8S_VNF_PULUMI_ROOT). */
     pulumiRoot: string;
-    /** Every tool's bin folder, for PATH. */
+    /** The bin folders of the CLI and its plugins, for PATH. */
     binDirs: string[];
+    /** Each tool's bin folder by the name tools/build.sh gives it (`kube`, `etcd`: the lab's control plane). */
+    bins: Record<string, string>;
 }
 
+/** What a `pulumi` run finds on its PATH: the CLI, the language host and the resource plugins. */
+const PULUMI_TOOLS = ["pulumi", "pulumi-language-nodejs", "openstack", "kubernetes"];
+
 const MANIFEST = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools.json");
+/** What the test run's build of the tools (toolsBuild.ts) printed, and where it is. */
+export const TOOLS_BUILD_LOG = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools-build.log");
+export const TOOLS_BUILD_STATUS = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools-build.status");
+/** How long a suite waits for the run's build: a first build on 2 cores beside the other suites. */
+const BUILD_WAIT_MS = 90 * 60_000;
+
+/**
+ * A `before` hook that waits for the test run's build of the tools (started by toolsBuild.ts), for suites that
+ * drive a real tool: call it first in the suite, before its lab starts. Without a build under way (mocha run
+ * without the fixture, tools built by `npm run tools`), the tools as built.
+ */
+export function useBuiltTools(): void {
+    before(async function () {
+        this.timeout(BUILD_WAIT_MS + 60_000);
+        const started = Date.now();
+        for (;;) {
+            const status = fs.existsSync(TOOLS_BUILD_STATUS) ? fs.readFileSync(TOOLS_BUILD_STATUS, "utf8").trim().split(" ") : ["ok"];
+            if (status[0] === "ok") return;
+            const log = () => (fs.existsSync(TOOLS_BUILD_LOG) ? fs.readFileSync(TOOLS_BUILD_LOG, "utf8").trim().split("\n").slice(-15).join("\n") : "");
+            if (status[0] === "failed") throw new Error(`tools/build.sh failed (${status[1]}):\n${log()}`);
+            const pid = Number(status[1]);
+            if (!pidAlive(pid)) throw new Error(`the run's tools/build.sh (pid ${pid}) ended without a status; run tools/build.sh:\n${log()}`);
+            if (Date.now() - started > BUILD_WAIT_MS) throw new Error(`tools/build.sh still building after ${BUILD_WAIT_MS / 60_000} min:\n${log()}`);
+            await new Promise((resolve) => setTimeout(resolve, 2_000));
+        }
+    });
+}
+
+function pidAlive(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch {
+        return false;
+    }
+}
 
 export function builtTools(): BuiltTools {
     if (!fs.existsSync(MANIFEST)) throw new Error(`the real tools are not built: run tools/build.sh (npm test runs it) to make ${MANIFEST}`);
@@ -24,7 +65,7 @@ export function builtTools(): BuiltTools {
         if (!fs.existsSync(dir)) throw new Error(`the ${tool} tools/build.sh built is gone from ${dir}: run tools/build.sh again`);
     }
     if (!bins.pulumi) throw new Error(`${MANIFEST} names no pulumi build: run tools/build.sh again`);
-    return { pulumiRoot: path.dirname(bins.pulumi), binDirs: Object.values(bins) };
+    return { pulumiRoot: path.dirname(bins.pulumi), binDirs: PULUMI_TOOLS.filter((t) => bins[t]).map((t) => bins[t]), bins };
 }
 
 /**

@@ -10,7 +10,7 @@ import { EngineRunError, RefreshOptions, RunResult, StackRun, StepOp, UpOptions 
 import { EngineEvents, EventOp, StepDiff } from "./events";
 import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
-import { isDynamic, ResourceProviders } from "./resourceProviders";
+import { DYNAMIC_PROVIDER, isDynamic, ResourceProviders } from "./resourceProviders";
 import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
 import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, inputDiff, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, UNKNOWN, urnOf } from "./stepRules";
 import { ResourceState, RunState } from "./state";
@@ -34,7 +34,7 @@ function unsupportedOptions(req: Record<string, any>): string[] {
         ...((req.ignoreChanges ?? []).some((p: string) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(p)) ? ["ignoreChanges below the top level"] : []),
         ...(req.replaceOnChanges?.length ? ["replaceOnChanges"] : []),
         ...(req.protect ? ["protect"] : []),
-        ...(req.provider && typeOfUrn(providerUrn(req.provider)) !== KUBERNETES_PROVIDER ? ["explicit providers other than Kubernetes'"] : []),
+        ...(req.provider && ![KUBERNETES_PROVIDER, DYNAMIC_PROVIDER].includes(typeOfUrn(providerUrn(req.provider))) ? ["explicit providers other than Kubernetes' and pulumi-nodejs'"] : []),
     ];
 }
 
@@ -74,7 +74,7 @@ export class Deployment {
     ) {
         this.state = new RunState(run.stateFile, dryRun);
         this.events = new EngineEvents(run, dryRun);
-        this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.config, run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
+        this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
         run.signal?.addEventListener("abort", () => {
             this.fail("update canceled");
             this.events.cancel();

@@ -99,14 +99,19 @@ export class KubernetesStandIn {
 
     /**
      * A kubeconfig not known yet replaces the provider ("the conservative choice"); else it is replaced when
-     * the active cluster changed, except from an old config that had none (provider.go DiffConfig).
+     * the active cluster changed, except from an old config that had none. A `clusterIdentifier` decides alone
+     * once set: a new one replaces, the same one never does; adding or removing it does not (provider.go
+     * DiffConfig).
      */
     diffConfig(olds: Props, news: Props): DiffAnswer {
         const changed = Object.keys({ ...olds, ...news }).filter((k) => !same(olds[k], news[k]));
+        const changes = changed.length ? "some" : "none";
+        const [oldId, newId] = [plain(olds.clusterIdentifier), plain(news.clusterIdentifier)];
+        if (oldId !== undefined && newId !== undefined) return { changes, replaces: same(oldId, newId) ? [] : ["clusterIdentifier"], deleteBeforeReplace: false };
         const cluster = (k: unknown) => (typeof k === "string" && k !== "" ? activeConfig(k).cluster : undefined);
         const oldCluster = cluster(plain(olds.kubeconfig));
         const replace = containsUnknown(news.kubeconfig) || (oldCluster !== undefined && !same(oldCluster, cluster(plain(news.kubeconfig))));
-        return { changes: changed.length ? "some" : "none", replaces: replace ? ["kubeconfig"] : [], deleteBeforeReplace: false };
+        return { changes, replaces: replace ? ["kubeconfig"] : [], deleteBeforeReplace: false };
     }
 
     // ---- objects ------------------------------------------------------------------------------------

@@ -16,6 +16,10 @@ import { ResourceState } from "./state";
 type Props = Record<string, unknown>;
 
 export const isDynamic = (type: string) => type.startsWith("pulumi-nodejs:dynamic");
+/** The program's explicit provider of its dynamic resources (providers/stepResource.ts). */
+export const DYNAMIC_PROVIDER = "pulumi:providers:pulumi-nodejs";
+/** Provider resources the test engine serves: Configure only, their outputs their inputs. */
+const isProviderResource = (type: string) => type === KUBERNETES_PROVIDER || type === DYNAMIC_PROVIDER;
 const isKubernetesObject = (type: string) => type.startsWith("kubernetes:");
 
 export class ResourceProviders {
@@ -24,7 +28,6 @@ export class ResourceProviders {
     constructor(
         private readonly cloud: LabCloud,
         private readonly kubernetes: KubernetesStandIn,
-        private readonly config: Record<string, string>,
         private readonly env: Record<string, string>,
         /** Each line the provider host prints (a provider's console output reaches the CLI as diagnostics). */
         private readonly onLine: (line: string) => void,
@@ -42,6 +45,9 @@ export class ResourceProviders {
 
     async diff(old: ResourceState, inputs: Props): Promise<DiffAnswer> {
         if (old.type === KUBERNETES_PROVIDER) return this.kubernetes.diffConfig(old.inputs, inputs);
+        // The dynamic-provider host does not implement DiffConfig (sdk/nodejs/cmd/dynamic-provider: UNIMPLEMENTED),
+        // so the registry compares the old outputs with the new inputs (providers/registry.go Diff).
+        if (old.type === DYNAMIC_PROVIDER) return { changes: JSON.stringify(plain(old.outputs)) === JSON.stringify(plain(inputs)) ? "none" : "some", replaces: [], deleteBeforeReplace: false };
         if (isKubernetesObject(old.type)) return this.kubernetes.diff(old.type, old.inputs, inputs);
         if (!isDynamic(old.type)) return this.cloud.diff(old.type, old.inputs, inputs);
         return (await this.dynamic()).diff(old.id, plain(old.outputs) as Props, plain(inputs) as Props);
@@ -49,7 +55,7 @@ export class ResourceProviders {
 
     async create(r: ResourceState): Promise<{ id: string; outputs: Props }> {
         // Configure: a provider resource's outputs are its inputs; its id is new with every copy.
-        if (r.type === KUBERNETES_PROVIDER) return { id: randomUUID(), outputs: r.inputs };
+        if (isProviderResource(r.type)) return { id: randomUUID(), outputs: r.inputs };
         if (isKubernetesObject(r.type)) {
             const created = await this.kubernetes.create(r.type, this.kubeconfigOf(r), r.inputs);
             return { id: created.id, outputs: rewrap(r.inputs, created.outputs) };
@@ -61,7 +67,7 @@ export class ResourceProviders {
     }
 
     async update(old: ResourceState, inputs: Props): Promise<Props> {
-        if (old.type === KUBERNETES_PROVIDER) return inputs;
+        if (isProviderResource(old.type)) return inputs;
         if (isKubernetesObject(old.type)) return rewrap(inputs, await this.kubernetes.update(old.type, this.kubeconfigOf(old), old.id, inputs));
         const outputs = isDynamic(old.type)
             ? await (await this.dynamic()).update(old.id, plain(old.outputs) as Props, plain(inputs) as Props)
@@ -70,7 +76,7 @@ export class ResourceProviders {
     }
 
     async delete(r: ResourceState): Promise<void> {
-        if (!r.custom || r.retainOnDelete || r.type === KUBERNETES_PROVIDER) return;
+        if (!r.custom || r.retainOnDelete || isProviderResource(r.type)) return;
         if (isKubernetesObject(r.type)) {
             const deleteUnreachable = String(plain(this.providerInputs(r.provider!).deleteUnreachable)) === "true";
             return this.kubernetes.delete(r.type, { kubeconfig: this.kubeconfigOf(r), deleteUnreachable }, r.id);
@@ -81,7 +87,7 @@ export class ResourceProviders {
 
     /** Refresh: the outputs as found, or undefined when the resource is gone. */
     async read(r: ResourceState): Promise<Props | undefined> {
-        if (r.type === KUBERNETES_PROVIDER) return r.outputs;
+        if (isProviderResource(r.type)) return r.outputs;
         if (isKubernetesObject(r.type)) {
             const live = this.kubernetes.read(r.type, this.kubeconfigOf(r), r.id);
             return live && rewrap(r.outputs, live);
@@ -102,7 +108,8 @@ export class ResourceProviders {
     }
 
     private dynamic(): Promise<ProviderHost> {
-        this.host ??= ProviderHost.forEngine(this.config, { ...process.env, ...this.env }).then((h) => {
+        // Configured as the program's explicit provider of its steps is: with its inputs, none (stepResource.ts).
+        this.host ??= ProviderHost.forEngine({}, { ...process.env, ...this.env }).then((h) => {
             let buffered = "";
             h.onOutput = (text) => {
                 buffered += text;

@@ -1,0 +1,171 @@
+/**
+ * A simple kubeadm cluster (1 master, then 2 workers) run by the real Pulumi CLI, engine and plugins, with a
+ * real control plane: the VMs come from the lab OpenStack API; on the first master the real kubeadm (v1.31.4,
+ * tools/build.sh) writes the certificates, kubeconfig files and static Pod manifests, and etcd, kube-apiserver,
+ * kube-controller-manager and kube-scheduler run from them (test/lab/stand-ins/lib/static-pods.sh). The real
+ * Kubernetes plugin creates the VIM's ServiceAccounts, token Secrets and RBAC there, and the real kubectl
+ * checks them from the test machine with the stack's own kubeconfig and tokens.
+ *
+ * Not real yet (issue 26): the kubelet (no Node objects: joins, labels and drains still go to the stand-ins'
+ * state), a control-plane join (so no HA flavour here), CNI and Pods.
+ */
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { clusterState } from "./support/clusterState";
+import { useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { RealStack } from "./support/realStack";
+import { builtTools, useBuiltTools } from "./support/tools";
+
+const run = promisify(execFile);
+const CLUSTER = "rk";
+const MASTER = `${CLUSTER}-master-0`;
+const VERSION = "v1.31.4";
+
+describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first master runs the real control plane", function () {
+    useBuiltTools();
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-kubeadm-"));
+    let stack: RealStack;
+    let kubectlBin: string;
+    const state = () => clusterState(suite.lab, CLUSTER);
+
+    /** The real kubectl on the test machine, with the given kubeconfig. */
+    const kubectl = async (kubeconfig: string, args: string[]) => {
+        const file = path.join(dir, "kubeconfig");
+        fs.writeFileSync(file, kubeconfig, { mode: 0o600 });
+        try {
+            return (await run(kubectlBin, ["--kubeconfig", file, "--request-timeout", "20s", ...args], { maxBuffer: 16 << 20 })).stdout;
+        } finally {
+            fs.rmSync(file, { force: true });
+        }
+    };
+    /** The stack's admin kubeconfig, as an operator gets it. */
+    const adminKubeconfig = async () => (await stack.cli(["stack", "output", "kubeconfig", "--show-secrets"])).stdout;
+    /** A kubeconfig of a ServiceAccount token the stack registers, at the VIM's endpoint and CA. */
+    const tokenKubeconfig = (token: string) => {
+        const vim = stack.outputs().vim as { endpoint: string; caCertificate: string };
+        const ca = Buffer.from(vim.caCertificate).toString("base64");
+        return `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${vim.endpoint}", certificate-authority-data: ${ca}}\nusers:\n- name: u\n  user: {token: "${token}"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
+    };
+    const refused = (promise: Promise<unknown>) =>
+        promise.then(
+            () => assert.fail("the API server should refuse"),
+            (e: Error) => e.message,
+        );
+    const staticPods = () => suite.lab.inside(MASTER, "for f in /run/k8s-vnf-lab/*.pid; do n=${f##*/}; kill -0 \"$(cat \"$f\")\" && echo \"${n%.pid}\"; done; true").then((o) => o.trim().split("\n").filter(Boolean).sort());
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        const tools = builtTools();
+        kubectlBin = path.join(tools.bins.kube, "kubectl");
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
+        suite.onTeardown(() => api.stop());
+        stack = await RealStack.create(
+            CLUSTER,
+            {
+                vnfName: CLUSTER,
+                flavour: "simple",
+                image: api.image.name,
+                flavor: api.flavor.name,
+                network: { networkId: api.network.id, subnetId: api.network.subnetId },
+                masters: { count: 1, password: suite.lab.password },
+                workers: { count: 1, maxCount: 5, password: suite.lab.password },
+                kubernetes: { version: VERSION.slice(1), cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
+                tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
+            },
+            { env: api.env() },
+        );
+        suite.onTeardown(async () => {
+            suite.captured.push(...stack.output, ...stack.printed);
+            await stack.dispose();
+        });
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("up: the first master runs etcd and the control plane from the real kubeadm's manifests; the stack's kubeconfig reaches that API server", async () => {
+        await stack.up();
+        assert.deepEqual(api.servers().map((s) => [s.name, s.status]).sort(), [[MASTER, "ACTIVE"], [`${CLUSTER}-worker-0`, "ACTIVE"]]);
+        assert.deepEqual(await staticPods(), ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]);
+        const manifest = await suite.lab.inside(MASTER, "cat /etc/kubernetes/manifests/kube-apiserver.yaml");
+        assert.match(manifest, new RegExp(`--advertise-address=${api.servers().find((s) => s.name === MASTER)!.address.replace(/\./g, "\\.")}\\n`), "kubeadm's own flags");
+        const kubeconfig = await adminKubeconfig();
+        assert.equal(JSON.parse(await kubectl(kubeconfig, ["version", "-o", "json"])).serverVersion.gitVersion, VERSION);
+        const config = await kubectl(kubeconfig, ["get", "configmap", "-n", "kube-system", "kubeadm-config", "-o", "jsonpath={.data.ClusterConfiguration}"]);
+        assert.match(config, /podSubnet: 192\.168\.0\.0\/16/, "kubeadm's upload-config stored the program's ClusterConfiguration");
+        assert.deepEqual(state().nodes(), [MASTER, `${CLUSTER}-worker-0`].sort());
+    });
+
+    it("the VIM's token is the cluster admin's; a tenant's token acts in its namespaces only, the real API server refusing the rest", async () => {
+        const outputs = stack.outputs();
+        const admin = tokenKubeconfig(outputs.vimToken);
+        assert.equal((await kubectl(admin, ["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])).trim(), "system:serviceaccount:kube-system:k8s-vnf-vim");
+        assert.equal((await kubectl(admin, ["auth", "can-i", "*", "*", "--all-namespaces"])).trim(), "yes");
+        const tenant = tokenKubeconfig(outputs.tenantTokens["team-a"]);
+        assert.equal((await kubectl(tenant, ["auth", "can-i", "create", "deployments", "-n", "team-a-cnf"])).trim(), "yes");
+        await kubectl(tenant, ["create", "configmap", "probe", "-n", "team-a-cnf", "--from-literal=a=b"]);
+        assert.match(await refused(kubectl(tenant, ["get", "configmaps", "-n", "default"])), /Forbidden|forbidden/);
+        assert.match(await refused(kubectl(tenant, ["get", "nodes"])), /forbidden/);
+        assert.ok(stack.isSecretOutput("vimToken") && stack.isSecretOutput("tenantTokens"), "the tokens are secret outputs");
+        await kubectl(await adminKubeconfig(), ["delete", "configmap", "probe", "-n", "team-a-cnf"]);
+    });
+
+    it("a second up changes nothing: the real Kubernetes plugin's diff of every object is empty", async () => {
+        const since = stack.steps.length;
+        const result = await stack.up();
+        assert.deepEqual(stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`), []);
+        assert.deepEqual(Object.keys(result.changes), ["same"]);
+    });
+
+    it("scale out and in: a second worker joins the real cluster's CA; it is drained and deleted again", async () => {
+        stack.set("workers.count", 2);
+        await stack.up();
+        assert.deepEqual(state().nodes(), [MASTER, `${CLUSTER}-worker-0`, `${CLUSTER}-worker-1`].sort());
+        const ca = (await suite.lab.inside(`${CLUSTER}-worker-1`, "cat /etc/kubernetes/pki/ca.crt")).trim();
+        assert.equal(ca, (stack.outputs().vim as { caCertificate: string }).caCertificate.trim(), "the worker holds the real cluster CA");
+        stack.set("workers.count", 1);
+        await stack.up();
+        assert.deepEqual(state().nodes(), [MASTER, `${CLUSTER}-worker-0`].sort());
+        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, `${CLUSTER}-worker-0`]);
+    });
+
+    it("operate stop and start: the master's VM powers off and on; its kubelet starts the control plane again, with etcd's data", async () => {
+        stack.set("operate", { vnfState: "STOPPED" });
+        await stack.up();
+        assert.deepEqual(api.servers().map((s) => s.status), ["SHUTOFF", "SHUTOFF"]);
+        stack.set("operate", { vnfState: "STARTED" });
+        await stack.up();
+        assert.deepEqual(await staticPods(), ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]);
+        const admin = tokenKubeconfig(stack.outputs().vimToken);
+        assert.equal((await kubectl(admin, ["get", "namespace", "team-a-cnf", "-o", "jsonpath={.status.phase}"])).trim(), "Active", "the objects made before the stop are there");
+    });
+
+    it("healing the entire cluster makes a new one (new CA, empty etcd), and the VIM's accounts are made again in it", async () => {
+        const before = stack.outputs();
+        stack.set("heal.generation", 1);
+        const since = stack.steps.length;
+        await stack.up();
+        const vimSteps = stack.stepsOf(since, /^rk-vim-/).filter((s) => s.op !== "same");
+        assert.ok(vimSteps.length > 0 && vimSteps.every((s) => s.op !== "create-replacement" || vimSteps.findIndex((d) => d.name === s.name && d.op === "delete-replaced") < vimSteps.indexOf(s)), "each VIM object deleted before its copy is made (same name, same provider)");
+        assert.deepEqual(stack.stepsOf(since, /-api$/).filter((s) => s.op !== "same").map((s) => s.op), ["update"], "the Kubernetes provider updated, not replaced");
+        const after = stack.outputs();
+        assert.notEqual(after.vim.caCertificate, before.vim.caCertificate, "a new cluster CA");
+        assert.notEqual(after.vimToken, before.vimToken, "a new token");
+        assert.equal((await kubectl(tokenKubeconfig(after.vimToken), ["auth", "can-i", "*", "*", "--all-namespaces"])).trim(), "yes");
+        assert.match(await refused(kubectl(tokenKubeconfig(before.vimToken), ["get", "namespaces"])), /Unauthorized|certificate signed by unknown authority/);
+    });
+
+    it("destroy: every resource deleted, no lab host left", async () => {
+        await stack.destroy();
+        assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+    });
+});
