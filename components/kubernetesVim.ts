@@ -1,21 +1,16 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { TenantSpec } from "../config/spec";
+import { ClusterTies, clusterObjectOptions } from "./clusterObjects";
 import { kubernetesSdk } from "./kubeadmCluster";
 
-export interface KubernetesVimArgs {
-    /** The cluster's Kubernetes provider (admin). */
-    provider: k8s.Provider;
+export interface KubernetesVimArgs extends ClusterTies {
     /** `host:port` of the API server, as registered (in the certificate's SANs). */
     apiEndpoint: pulumi.Input<string>;
     /** The cluster CA (PEM). */
     caCertificate: pulumi.Input<string>;
     /** The users of the cluster, each a VIM of its own. */
     tenants: TenantSpec[];
-    /** What identifies the cluster (its CA hash): a new cluster (entire heal) gets its accounts made again. */
-    clusterId: pulumi.Input<string>;
-    /** The cluster itself: deleted with it, an account is not deleted on its own. */
-    cluster: pulumi.Resource;
 }
 
 /** What a Kubernetes VIM is registered with: endpoint and CA (plain), a ServiceAccount's token (secret). */
@@ -42,16 +37,7 @@ export class KubernetesVim extends pulumi.ComponentResource {
     constructor(name: string, args: KubernetesVimArgs, opts?: pulumi.ComponentResourceOptions) {
         super("k8s-vnf:kubernetes:KubernetesVim", name, {}, opts);
         const sdk = kubernetesSdk();
-        const objectOpts = (dependsOn: pulumi.Resource[] = []): pulumi.CustomResourceOptions => ({
-            parent: this,
-            provider: args.provider,
-            dependsOn,
-            deletedWith: args.cluster,
-            replacementTrigger: args.clusterId,
-            // The provider stays the same across a new cluster (KubeadmCluster.kubernetesProvider): a copy made
-            // first and the old one deleted after would delete the new copy, which has the same name.
-            deleteBeforeReplace: true,
-        });
+        const objectOpts = (dependsOn: pulumi.Resource[] = []) => clusterObjectOptions(args, this, dependsOn);
         const endpoint = pulumi.output(args.apiEndpoint).apply((e) => `https://${e}`);
         const caCertificate = pulumi.output(args.caCertificate);
 

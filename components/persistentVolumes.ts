@@ -1,20 +1,15 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { ClusterTies, clusterObjectOptions } from "./clusterObjects";
 import { kubernetesSdk } from "./kubeadmCluster";
 import { PersistentVolumeSpec } from "../config/spec";
 import { persistentVolumeFor } from "./storagePlan";
 
-export interface PersistentVolumesArgs {
+export interface PersistentVolumesArgs extends ClusterTies {
     /** The PersistentVolume manifests of the VNF package. */
     volumes: PersistentVolumeSpec[];
     /** The storage server's address (its own port's, kept across a heal): every PV's NFS server. */
     serverAddress: pulumi.Input<string>;
-    /** The cluster's Kubernetes provider. */
-    provider: k8s.Provider;
-    /** What identifies the cluster (its CA hash): a new cluster (entire heal) gets the PVs registered again. */
-    clusterId: pulumi.Input<string>;
-    /** The cluster itself: deleted with it, a PV is not deleted on its own. */
-    cluster: pulumi.Resource;
     /** The exports the PVs point at: registered once they are served. */
     exports: pulumi.Resource;
 }
@@ -33,15 +28,7 @@ export class PersistentVolumes extends pulumi.ComponentResource {
             return new (kubernetesSdk().core.v1.PersistentVolume)(
                 `${name}-${pv.name}`,
                 { metadata: object.metadata, spec: object.spec },
-                {
-                    parent: this,
-                    provider: args.provider,
-                    dependsOn: [args.exports],
-                    deletedWith: args.cluster,
-                    replacementTrigger: args.clusterId,
-                    // Same name, same provider across a new cluster: delete first (KubernetesVim says why).
-                    deleteBeforeReplace: true,
-                },
+                clusterObjectOptions(args, this, [args.exports]),
             );
         });
         this.registerOutputs({ names: this.volumes.map((v) => v.metadata.name) });

@@ -28,9 +28,10 @@ export interface StepSecrets {
  * never change, and the configuration's secrets stay out of its state. Steps read no configuration.
  */
 const stepProviders = new WeakMap<object, pulumi.ProviderResource>();
-const OUTSIDE_A_STACK = {};
+const NO_MONITOR = {};
 function stepProvider(): pulumi.ProviderResource {
-    const run = pulumi.runtime.getStackResource() ?? OUTSIDE_A_STACK;
+    // One per engine connection: a program run has one monitor, and each `setMocks` makes a new one.
+    const run = pulumi.runtime.getMonitor() ?? NO_MONITOR;
     let provider = stepProviders.get(run);
     if (!provider) stepProviders.set(run, (provider = new StepProvider("k8s-vnf-steps")));
     return provider;

@@ -128,7 +128,9 @@ describe("resource graphs of the example stacks", () => {
         assert.equal(graph.named("simple-worker-1").parent, "simple-worker");
         assert.equal(graph.named("simple-worker").parent, "simple");
         assert.equal(graph.named("simple-nodes-sg-group").parent, "simple-nodes-sg");
-        for (const r of graph.resources.filter((x) => x.name !== "simple")) {
+        // The steps' provider is the program's own, one per run (providers/stepResource.ts), under the stack.
+        assert.equal(graph.named("k8s-vnf-steps").type, "pulumi:providers:pulumi-nodejs");
+        for (const r of graph.resources.filter((x) => x.name !== "simple" && x.name !== "k8s-vnf-steps")) {
             assert.ok(r.parent && r.name.startsWith(`${r.parent}-`), `${r.name} is named after its parent ${r.parent}`);
         }
     });
@@ -252,11 +254,13 @@ describe("resource graphs of the example stacks", () => {
             assert.equal((pv.opts.provider as unknown as { __name: string }).__name, "storage-kubeadm-api", "the cluster's provider");
             assert.equal((pv.opts.deletedWith as unknown as { __name: string }).__name, "storage-kubeadm-init", "deleted with the cluster");
             assert.equal(await resolveOutputs(pv.opts.replacementTrigger), `sha256:${"a".repeat(64)}`, "registered again in a new cluster (its CA hash)");
+            assert.equal(pv.opts.deleteBeforeReplace, true, "delete-first: the provider stays across a new cluster");
         }
         const provider = graph.named("storage-kubeadm-api");
         assert.equal(provider.type, T.k8sProvider);
         assert.ok(isSecret(provider.inputs.kubeconfig), "the kubeconfig is secret");
         assert.equal(provider.inputs.deleteUnreachable, "true", "objects of a cluster gone (entire-cluster heal) are deleted from the state");
+        assert.equal(provider.inputs.clusterIdentifier, "k8s-vnf:storage-kubeadm", "one identity across cluster generations: a new cluster updates the provider, never replaces it");
         assert.match(provider.inputs.kubeconfig.value, /server: https:\/\/10\.10\.0\.\d+:6443/);
         assert.match(provider.inputs.kubeconfig.value, /client-key-data/, "credentials and CA kept");
     });
@@ -695,6 +699,7 @@ describe("resource graphs: the cluster as a Kubernetes VIM, its tenants, a CNF i
         for (const r of [account, secret, binding]) {
             assert.equal((r.opts.deletedWith as { constructor: { name: string } }).constructor.name, "KubeadmInit", `${r.name} goes with the cluster`);
             assert.ok(r.opts.replacementTrigger, `${r.name}: a new cluster (entire heal) makes it again`);
+            assert.equal(r.opts.deleteBeforeReplace, true, `${r.name}: delete-first (the provider stays across a new cluster: a copy made first would be deleted by name)`);
         }
         assert.deepEqual(outputs.vim, { endpoint: "https://10.10.0.100:6443", caCertificate: "CA" }, "the CA from the admin kubeconfig kubeadm wrote");
         assert.equal(outputs.vimToken, "vim-token-from-the-controller", "read from the Secret the token controller filled");

@@ -5,15 +5,21 @@
 # Pod manifests, and the kubelet stand-in runs each manifest's container command as a process of the host.
 # That is what the kubelet does with a static Pod, minus the container: same binary, same flags (kubeadm's
 # own, cmd/kubeadm/app/phases/controlplane/manifests.go and phases/etcd/local.go), same host paths (every
-# volume of those Pods is a hostPath). Nodes, labels and tokens stay in the stand-ins' state until the lab
-# hosts run a real kubelet.
+# volume of those Pods is a hostPath), restarted when it exits (a static Pod's restartPolicy is Always; the
+# controller manager and the scheduler exit when they lose their leader lease). Nodes, labels and tokens stay
+# in the stand-ins' state until the lab hosts run a real kubelet.
 
 REAL_TOOLS=/opt/k8s-vnf-lab
 STATIC_PODS_RUN=/run/k8s-vnf-lab
 STATIC_PODS_LOG=/var/log/k8s-vnf-lab
 MANIFESTS=/etc/kubernetes/manifests
+# Written once the real kubeadm wrote this node's manifests; goes with /etc/kubernetes (reset).
+REAL_MANIFESTS_MARK=/etc/kubernetes/k8s-vnf-lab-static-pods
 
 real_control_plane() { [[ -x "$REAL_TOOLS/kube/kubeadm" && -x "$REAL_TOOLS/etcd/etcd" ]]; }
+
+# Whether this node runs static Pods of the real kubeadm's.
+runs_static_pods() { [[ -f "$REAL_MANIFESTS_MARK" ]]; }
 
 real_kubeadm() { "$REAL_TOOLS/kube/kubeadm" "$@"; }
 
@@ -50,7 +56,8 @@ static_pod_running() {
     [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null
 }
 
-# Starts every static Pod of the manifests that is not running.
+# Starts every static Pod of the manifests that is not running, each in a session of its own: a loop that runs
+# the command again a second after it exits, its PID the session's (stop_static_pods ends the session).
 start_static_pods() {
     local manifest name binary
     local -a command
@@ -63,12 +70,14 @@ start_static_pods() {
         ((${#command[@]})) || fail "static Pod $manifest: no container command"
         binary="$(static_pod_binary "${command[0]}")" || fail "static Pod $manifest: the lab has no ${command[0]}"
         # Not the caller's descriptors: the state lock (8) would be held for as long as the Pod runs.
-        setsid "$binary" "${command[@]:1}" </dev/null >>"$STATIC_PODS_LOG/$name.log" 2>&1 8>&- 9>&- &
+        # shellcheck disable=SC2016  # the loop's own arguments
+        setsid bash -c 'while :; do "$@"; echo "exited $?; restarting in 1 s"; sleep 1; done' static-pod "$binary" "${command[@]:1}" \
+            </dev/null >>"$STATIC_PODS_LOG/$name.log" 2>&1 8>&- 9>&- &
         echo "$!" >"$STATIC_PODS_RUN/$name.pid"
     done
 }
 
-# Stops the static Pods this host runs (by the PIDs recorded when they started), as the kubelet does when
+# Stops the static Pods this host runs (the sessions recorded when they started), as the kubelet does when
 # their manifests go.
 stop_static_pods() {
     local file pid i
@@ -76,16 +85,21 @@ stop_static_pods() {
         [[ -f "$file" ]] || continue
         pid="$(cat "$file")"
         if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" 2>/dev/null || true
+            kill -TERM -- "-$pid" 2>/dev/null || true
             for i in $(seq 1 100); do
-                kill -0 "$pid" 2>/dev/null || break
+                kill -0 -- "-$pid" 2>/dev/null || break
                 sleep 0.1
                 : "$i"
             done
-            kill -9 "$pid" 2>/dev/null || true
+            if kill -0 -- "-$pid" 2>/dev/null; then kill -KILL -- "-$pid" 2>/dev/null || true; fi
         fi
         rm -f "$file"
     done
+}
+
+# The secure port of this node's API server, from its manifest (kubeadm writes --secure-port).
+api_server_port() {
+    static_pod_command "$MANIFESTS/kube-apiserver.yaml" | sed -n 's/^--secure-port=//p'
 }
 
 # Waits until the local API server is ready (its /readyz, which kubeadm's wait-control-plane phase polls),
