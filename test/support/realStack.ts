@@ -22,7 +22,10 @@ import { applyStackConfig } from "../../service/stackConfig";
 import { EngineEventJson, RunResult, StepOp } from "./engine/api";
 import { replaceConfig, setConfigPath, StepRecord } from "./labStack";
 import { serviceProject, ServiceProject } from "./serviceProject";
+import { alive } from "./processAlive";
 import { realPulumiEnv } from "./tools";
+
+export { alive };
 
 /** A failed CLI run: `message` is what the engine reported (its error diagnostics), else the CLI's last lines. */
 export class PulumiRunError extends Error {
@@ -347,15 +350,6 @@ export function descendants(pid: number): number[] {
     return found;
 }
 
-/** Whether a process runs (a zombie, dead and waiting to be reaped, does not). */
-export function alive(pid: number): boolean {
-    try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-    } catch {
-        return false;
-    }
-}
 
 function signal(pid: number, name: NodeJS.Signals): void {
     try {

@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { alive } from "./processAlive";
 import { PROJECT_DIR } from "./program";
 
 export interface BuiltTools {
@@ -20,10 +21,11 @@ export interface BuiltTools {
 /** What a `pulumi` run finds on its PATH: the CLI, the language host and the resource plugins. */
 const PULUMI_TOOLS = ["pulumi", "pulumi-language-nodejs", "openstack", "kubernetes"];
 
-const MANIFEST = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools.json");
+const CACHE = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf");
+const MANIFEST = path.join(CACHE, "tools.json");
 /** What the test run's build of the tools (toolsBuild.ts) printed, and where it is. */
-export const TOOLS_BUILD_LOG = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools-build.log");
-export const TOOLS_BUILD_STATUS = path.join(PROJECT_DIR, "node_modules/.cache/k8s-vnf/tools-build.status");
+export const TOOLS_BUILD_LOG = path.join(CACHE, "tools-build.log");
+export const TOOLS_BUILD_STATUS = path.join(CACHE, "tools-build.status");
 /** How long a suite waits for the run's build: a first build on 2 cores beside the other suites. */
 const BUILD_WAIT_MS = 90 * 60_000;
 
@@ -42,20 +44,11 @@ export function useBuiltTools(): void {
             const log = () => (fs.existsSync(TOOLS_BUILD_LOG) ? fs.readFileSync(TOOLS_BUILD_LOG, "utf8").trim().split("\n").slice(-15).join("\n") : "");
             if (status[0] === "failed") throw new Error(`tools/build.sh failed (${status[1]}):\n${log()}`);
             const pid = Number(status[1]);
-            if (!pidAlive(pid)) throw new Error(`the run's tools/build.sh (pid ${pid}) ended without a status; run tools/build.sh:\n${log()}`);
+            if (!alive(pid)) throw new Error(`the run's tools/build.sh (pid ${pid}) ended without a status; run tools/build.sh:\n${log()}`);
             if (Date.now() - started > BUILD_WAIT_MS) throw new Error(`tools/build.sh still building after ${BUILD_WAIT_MS / 60_000} min:\n${log()}`);
             await new Promise((resolve) => setTimeout(resolve, 2_000));
         }
     });
-}
-
-function pidAlive(pid: number): boolean {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch {
-        return false;
-    }
 }
 
 export function builtTools(): BuiltTools {
