@@ -128,6 +128,10 @@ export class LabOpenStackApi {
         });
     }
 
+    volumes(): { id: string; name: string; status: string; attachedTo?: string }[] {
+        return [...this.state.volumes.values()].map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachment?.serverId }));
+    }
+
     /** The next call whose method and path (without the query) match fails with `status` and `body`. */
     failNext(method: string, path: RegExp, status: number, body: unknown): void {
         this.faults.push({ method: method.toUpperCase(), path, status, body });

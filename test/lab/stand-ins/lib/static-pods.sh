@@ -18,6 +18,9 @@ REAL_MANIFESTS_MARK=/etc/kubernetes/k8s-vnf-lab-static-pods
 
 real_control_plane() { [[ -x "$REAL_TOOLS/kube/kubeadm" && -x "$REAL_TOOLS/etcd/etcd" ]]; }
 
+# Whether this lab cluster's API server is the real one (the real kubeadm made its CA, kept in the state).
+real_api_server() { real_control_plane && [[ -f "$STATE/ca.crt" ]]; }
+
 # Whether this node runs static Pods of the real kubeadm's.
 runs_static_pods() { [[ -f "$REAL_MANIFESTS_MARK" ]]; }
 

@@ -1,0 +1,172 @@
+/**
+ * The NFS storage server (seed 000) with PersistentVolumes, run by the real Pulumi CLI, engine and plugins
+ * through the lab OpenStack API, on a cluster whose first master runs the real control plane (see
+ * realKubeadm.lab.spec.ts). The storage VM's Cinder volume is a lab block device the lab API attaches; NFS is
+ * served by the lab's server from the exports the step wrote. The real Kubernetes plugin registers the PVs in
+ * the real API server and waits for them to be Available; a real claim is bound by the real PV controller
+ * (kube-controller-manager), and the storage server's heal gate reads the phases with the real kubectl on the
+ * master (the kubectl stand-in hands PersistentVolumes to it when the lab runs a real API server).
+ *
+ * Not real yet (issue 26): the kubelet, so no Pod mounts a volume; the nodes' NFS client is the lab's
+ * userspace one.
+ */
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { PROJECT_DIR } from "./support/program";
+import { PulumiRunError, RealStack } from "./support/realStack";
+import { builtTools, useBuiltTools } from "./support/tools";
+
+const run = promisify(execFile);
+const CLUSTER = "rs";
+const STORAGE = `${CLUSTER}-storage`;
+const WORKER = `${CLUSTER}-worker-0`;
+const DIRS = ["/volume/nfs/pv1", "/volume/nfs/pv2"];
+const PV_PHASES = 'jsonpath={range .items[*]}{.metadata.name}{" "}{.status.phase}{"\\n"}{end}';
+
+describe("the real Pulumi CLI and plugins: an NFS storage server whose PersistentVolumes the real API server holds and the real PV controller binds", function () {
+    useBuiltTools();
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const credentials: string[] = [];
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? "", ...credentials] });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-storage-"));
+    let stack: RealStack;
+    let kubectlBin: string;
+    const inside = (host: string, command: string) => suite.lab.inside(host, command);
+    const storageAddress = () => api.servers().find((s) => s.name === STORAGE)!.address;
+    const nfsUrl = (file: string) => `nfs://${storageAddress()}${file}?version=4`;
+    const formatted = () => stack.output.filter((l) => /was blank: formatted ext4/.test(l)).length;
+    const vmId = () => stack.state().find((r) => r.urn.endsWith(`::${STORAGE}-server-vm`))!.id;
+    const nonSame = (since: number) => stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`);
+
+    /** The real kubectl on the test machine with the stack's admin kubeconfig (as an operator gets it). */
+    const kubectl = async (args: string[], input?: string) => {
+        const { stdout } = await run("pulumi", ["stack", "output", "kubeconfig", "--show-secrets", "--stack", CLUSTER, "--non-interactive"], { cwd: stack.project.dir, env: stack.env, maxBuffer: 16 << 20 });
+        credentials.push(/client-key-data: (\S+)/.exec(stdout)?.[1] ?? "");
+        const file = path.join(dir, "kubeconfig");
+        fs.writeFileSync(file, stdout, { mode: 0o600 });
+        try {
+            const child = execFile(kubectlBin, ["--kubeconfig", file, "--request-timeout", "20s", ...args], { maxBuffer: 16 << 20 });
+            child.stdin?.end(input ?? "");
+            return await new Promise<string>((resolve, reject) => {
+                let out = "";
+                let err = "";
+                child.stdout?.on("data", (d) => (out += d));
+                child.stderr?.on("data", (d) => (err += d));
+                child.once("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(" ")} exited ${code}: ${err.trim()}`))));
+            });
+        } finally {
+            fs.rmSync(file, { force: true });
+        }
+    };
+    const phases = () => kubectl(["get", "pv", "-o", PV_PHASES]);
+    const claim = (pv: string) =>
+        JSON.stringify({
+            apiVersion: "v1",
+            kind: "PersistentVolumeClaim",
+            metadata: { name: `claim-${pv}`, namespace: "default" },
+            spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: pv, resources: { requests: { storage: "1Gi" } } },
+        });
+
+    let failed = false;
+    beforeEach(function () {
+        if (failed) this.skip();
+    });
+    afterEach(function () {
+        if (this.currentTest?.state === "failed") failed = true;
+    });
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        const tools = builtTools();
+        kubectlBin = path.join(tools.bins.kube, "kubectl");
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
+        suite.onTeardown(() => api.stop());
+        stack = await RealStack.create(
+            CLUSTER,
+            {
+                vnfName: CLUSTER,
+                flavour: "simple",
+                image: api.image.name,
+                flavor: api.flavor.name,
+                network: { networkId: api.network.id, subnetId: api.network.subnetId },
+                packageDir: path.join(PROJECT_DIR, "examples/package"),
+                masters: { count: 1, password: suite.lab.password },
+                workers: { count: 1, maxCount: 5, password: suite.lab.password },
+                kubernetes: { version: "1.31.4", cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
+                storageServer: { password: suite.lab.password, volumes: [{ name: "data", mountTo: "/volume" }], exports: DIRS.map((d) => ({ dir: d, exportTo: `${suite.lab.subnet}.0/24` })) },
+                persistentVolumes: [1, 2].map((i) => ({ manifestFile: `Files/kubernetes/nfs-pv${i}.yaml` })),
+            },
+            { env: api.env() },
+        );
+        suite.onTeardown(async () => {
+            suite.captured.push(...stack.output, ...stack.printed);
+            await stack.dispose();
+        });
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("up: the volume attached by the lab API, formatted once and served; the PVs registered in the real API server on the storage server's address, Available", async () => {
+        await stack.up();
+        assert.equal(formatted(), 1);
+        assert.deepEqual(api.volumes().map((v) => v.status), ["in-use"]);
+        assert.equal(await inside(STORAGE, "exportfs -s | awk '{ print $1 }' | sort"), `${DIRS.join("\n")}\n`);
+        assert.equal(await phases(), "nfs-pv1 Available\nnfs-pv2 Available\n", "the real PV controller made them Available");
+        const pv1 = JSON.parse(await kubectl(["get", "pv", "nfs-pv1", "-o", "json"]));
+        assert.deepEqual(pv1.spec.nfs, { server: storageAddress(), path: "/volume/nfs/pv1" });
+        assert.equal(stack.outputsOf(`${CLUSTER}-pv-nfs-pv1`).status.phase, "Available", "the real Kubernetes plugin's await read the phase");
+        assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "a second up changes nothing");
+    });
+
+    it("a worker writes and reads through NFS", async () => {
+        await inside(WORKER, `for i in 1 2 3; do echo "file $i" >/tmp/f$i && nfs-cp /tmp/f$i "nfs://${storageAddress()}/volume/nfs/pv1/f$i?version=4"; done`);
+        assert.equal(await inside(WORKER, `nfs-cat '${nfsUrl("/volume/nfs/pv1/f2")}'`), "file 2\n");
+        assert.equal(await inside(STORAGE, "cat /volume/nfs/pv1/f3"), "file 3\n");
+    });
+
+    it("a claim bound by the real PV controller: a heal of the storage server is refused before anything changes, naming the PV", async () => {
+        await kubectl(["create", "-f", "-"], claim("nfs-pv2"));
+        await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv2", "--timeout=90s"]);
+        const before = vmId();
+        stack.set("heal.nodes.storage", 1);
+        const since = stack.steps.length;
+        const error = await stack.up().then(
+            () => assert.fail("the heal should be refused"),
+            (e: Error) => e,
+        );
+        assert.ok(error instanceof PulumiRunError, String(error));
+        assert.match(error.message, /the storage server is not replaced: PersistentVolume nfs-pv2 is Bound.*storageServer\.healWhileInUse: true/s);
+        assert.deepEqual(nonSame(since), ["update rs-storage-heal-check"], "no other step started");
+        assert.equal(vmId(), before, "the same VM");
+    });
+
+    it("the claim deleted (the PV Released, its data kept): the heal goes on, a new VM on the same port gets the volume back unformatted, the PVs the same objects", async () => {
+        const uids = JSON.parse(await kubectl(["get", "pv", "-o", "json"])).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid);
+        await kubectl(["delete", "pvc", "claim-nfs-pv2", "-n", "default", "--wait"]);
+        await kubectl(["wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv2", "--timeout=90s"]);
+        const [vm, address] = [vmId(), storageAddress()];
+        await stack.up();
+        assert.notEqual(vmId(), vm, "a new VM");
+        assert.equal(storageAddress(), address, "at the same address");
+        assert.equal(formatted(), 1, "the volume was not formatted again");
+        for (const i of [1, 2, 3]) assert.equal(await inside(WORKER, `nfs-cat '${nfsUrl(`/volume/nfs/pv1/f${i}`)}'`), `file ${i}\n`);
+        assert.deepEqual(JSON.parse(await kubectl(["get", "pv", "-o", "json"])).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid), uids, "the same PersistentVolumes");
+        assert.equal(await phases(), "nfs-pv1 Available\nnfs-pv2 Released\n");
+        assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "a run after it changes nothing");
+    });
+
+    it("destroy: every resource deleted, no server, volume or lab host left", async () => {
+        await stack.destroy();
+        assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(api.volumes(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+    });
+});
