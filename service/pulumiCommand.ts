@@ -7,13 +7,19 @@
  * - once the operation is cancelled no further command starts (the SDK adds its abort listener per command,
  *   and not at all to `stack select` or `config`, so a cancel between commands was lost), and a running
  *   command gets SIGINT, Pulumi's graceful cancel;
- * - a command can be given standard input (secret config values, never on a command line).
+ * - a command can be given standard input (secret config values, never on a command line);
+ * - its standard output and error go to files, not pipes: the CLI writes its progress as it goes, and a
+ *   write to a pipe whose reader has died kills a Go program (SIGPIPE on fd 1 or 2), so a service crash
+ *   would kill a running `pulumi up` mid-step, leaving creates cut off in its checkpoint, instead of leaving
+ *   it for the restarted service to cancel gracefully.
  * Results and errors are the SDK's own (`CommandResult`, `createCommandError`), so LocalWorkspace treats them
  * as it treats its own: a missing stack is a StackNotFoundError, a locked one a ConcurrentUpdateError.
  */
 import { ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
-import { describeProcess, PulumiProcess } from "./pulumiProcess";
+import { describeProcess, OUTPUT_DIR_PREFIX, PulumiProcess } from "./pulumiProcess";
 
 /** What the SDK's exec returns (automation/cmd.ts `CommandResult`). */
 export interface CommandResult {
@@ -69,36 +75,79 @@ export class OperationCommand {
         const fullArgs = args.includes("--non-interactive") ? args : [...args, "--non-interactive"];
         // As the SDK does: the CLI's own folder first on PATH (its bundled plugins), and the Automation API marker.
         const env = { ...this.baseEnv, ...additionalEnv, PATH: `${path.dirname(this.command)}${path.delimiter}${additionalEnv.PATH ?? this.baseEnv.PATH ?? ""}`, PULUMI_AUTOMATION_API: "true" };
+        const output = new OutputFiles(onOutput, onError);
         let child: ChildProcess;
         try {
-            child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+            child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", output.stdoutFd, output.stderrFd] });
         } catch (e) {
+            output.finish();
             return Promise.reject(sdkErrors().createCommandError(new (sdkCmd().CommandResult)("", (e as Error).message, -2, e as Error)));
+        } finally {
+            output.closeOwnCopies();
         }
         const started = child.pid === undefined ? undefined : describeProcess(child.pid);
-        if (started) this.options.onProcess?.(started);
+        if (started) this.options.onProcess?.({ ...started, outputDir: output.dir });
         const cancel = () => child.kill("SIGINT");
         this.options.signal?.addEventListener("abort", cancel);
-        let stdout = "";
-        let stderr = "";
-        child.stdout!.on("data", (d) => {
-            stdout += d;
-            onOutput?.(String(d));
-        });
-        child.stderr!.on("data", (d) => {
-            stderr += d;
-            onError?.(String(d));
-        });
-        if (input !== undefined) child.stdin!.end(input);
+        if (input !== undefined) {
+            // A CLI that exits before reading its input (a bad flag) must not crash the service with EPIPE.
+            child.stdin!.on("error", () => undefined);
+            child.stdin!.end(input);
+        }
+        let spawnError = "";
         return new Promise((resolve, reject) => {
-            child.once("error", (e) => stderr += e.message);
+            child.once("error", (e) => (spawnError += e.message));
             child.once("close", (code, signal) => {
                 this.options.signal?.removeEventListener("abort", cancel);
                 if (started) this.options.onProcess?.(undefined);
-                const result = new (sdkCmd().CommandResult)(stdout, stderr, code ?? (signal ? 128 : -2));
+                const { stdout, stderr } = output.finish();
+                const result = new (sdkCmd().CommandResult)(stdout, stderr + spawnError, code ?? (signal ? 128 : -2));
                 if (code === 0) resolve(result);
                 else reject(sdkErrors().createCommandError(result));
             });
         });
+    }
+}
+
+/** A command's standard output and error as files in a folder of its own, passed on as they grow when asked. */
+class OutputFiles {
+    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), OUTPUT_DIR_PREFIX));
+    readonly stdoutFd: number;
+    readonly stderrFd: number;
+    private readonly read = { stdout: 0, stderr: 0 };
+    private readonly timer?: NodeJS.Timeout;
+
+    constructor(
+        private readonly onOutput?: (data: string) => void,
+        private readonly onError?: (data: string) => void,
+    ) {
+        this.stdoutFd = fs.openSync(path.join(this.dir, "stdout"), "w", 0o600);
+        this.stderrFd = fs.openSync(path.join(this.dir, "stderr"), "w", 0o600);
+        if (onOutput || onError) this.timer = setInterval(() => this.passOn(), 250);
+    }
+
+    /** The child has its own copies once spawned. */
+    closeOwnCopies(): void {
+        fs.closeSync(this.stdoutFd);
+        fs.closeSync(this.stderrFd);
+    }
+
+    /** Everything written, passed on to the end; the folder removed. */
+    finish(): { stdout: string; stderr: string } {
+        clearInterval(this.timer);
+        this.passOn();
+        const text = (name: string) => fs.readFileSync(path.join(this.dir, name), "utf8");
+        const result = { stdout: text("stdout"), stderr: text("stderr") };
+        fs.rmSync(this.dir, { recursive: true, force: true });
+        return result;
+    }
+
+    private passOn(): void {
+        for (const [name, callback] of [["stdout", this.onOutput], ["stderr", this.onError]] as const) {
+            if (!callback) continue;
+            const buffer = fs.readFileSync(path.join(this.dir, name));
+            if (buffer.length > this.read[name]) callback(buffer.subarray(this.read[name]).toString("utf8"));
+            this.read[name] = buffer.length;
+        }
     }
 }

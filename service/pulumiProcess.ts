@@ -1,14 +1,29 @@
 /**
  * The Pulumi commands the service starts, as processes it can find again after a crash: each runs as the
- * leader of a process group of its own (its language host and plugins are in that group), and is recorded
- * by PID and start time, so that a PID the kernel has since given to another process is never signalled.
+ * leader of a process group of its own, and is recorded by PID and start time, so that a PID the kernel has
+ * since given to another process is never signalled. Its group does not hold its language host and plugins:
+ * the CLI starts each plugin in a process group of its own (v3.248.0 sdk/go/common/resource/plugin/plugin.go,
+ * cmdutil.RegisterProcessGroup: Setpgid), so stopping a command means walking its tree.
  */
 import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 
 export interface PulumiProcess {
     pid: number;
     /** Start time in clock ticks since boot (/proc/<pid>/stat, field 22). */
     startTime: string;
+    /** The folder its standard output and error are written to (pulumiCommand.ts), removed once it has ended. */
+    outputDir?: string;
+}
+
+/** How the folders of the commands' output are named in the system's temporary folder. */
+export const OUTPUT_DIR_PREFIX = "k8s-vnf-pulumi-output-";
+
+/** Removes a recorded command's output folder, when it is one of those (the record comes from the store). */
+export function removeOutputDir(recorded: PulumiProcess): void {
+    const dir = recorded.outputDir;
+    if (dir && path.dirname(dir) === os.tmpdir() && path.basename(dir).startsWith(OUTPUT_DIR_PREFIX)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** The process with this PID now, if any (Linux /proc). */
@@ -36,15 +51,52 @@ export function stillRunning(recorded: PulumiProcess): boolean {
  */
 export async function stopPulumiProcess(recorded: PulumiProcess, graceMs: number): Promise<string> {
     if (!stillRunning(recorded)) return `its Pulumi command (pid ${recorded.pid}) was no longer running`;
+    // Its processes now, before any of them ends and its children are handed to init.
+    const tree = processTree(recorded.pid);
     process.kill(recorded.pid, "SIGINT");
     const deadline = Date.now() + graceMs;
     while (stillRunning(recorded) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     if (!stillRunning(recorded)) return `its Pulumi command (pid ${recorded.pid}) was cancelled`;
-    try {
-        process.kill(-recorded.pid, "SIGKILL");
-    } catch {
-        // the group ended in between
+    const all = new Map([...tree, ...processTree(recorded.pid)].map((p) => [`${p.pid}:${p.startTime}`, p]));
+    for (const target of [-recorded.pid, ...[...all.values()].filter(stillRunning).map((p) => p.pid)]) {
+        try {
+            process.kill(target, "SIGKILL");
+        } catch {
+            // it ended in between
+        }
     }
-    while (stillRunning(recorded)) await new Promise((r) => setTimeout(r, 50));
-    return `its Pulumi command (pid ${recorded.pid}) did not stop within ${Math.round(graceMs / 1000)} s of SIGINT and was killed with its process group`;
+    while ([...all.values()].some(stillRunning)) await new Promise((r) => setTimeout(r, 50));
+    return `its Pulumi command (pid ${recorded.pid}) did not stop within ${Math.round(graceMs / 1000)} s of SIGINT and was killed with its plugins`;
+}
+
+/** The process and every process below it (from /proc: each thread's `children`), as recorded processes. */
+export function processTree(pid: number): PulumiProcess[] {
+    return [pid, ...descendants(pid)].map(describeProcess).filter((p): p is PulumiProcess => p !== undefined);
+}
+
+/** Every process below `pid`, from /proc (each thread's `children`), deepest last. */
+export function descendants(pid: number): number[] {
+    const found: number[] = [];
+    const walk = (parent: number) => {
+        let tasks: string[];
+        try {
+            tasks = fs.readdirSync(`/proc/${parent}/task`);
+        } catch {
+            return;
+        }
+        for (const task of tasks) {
+            let children = "";
+            try {
+                children = fs.readFileSync(`/proc/${parent}/task/${task}/children`, "utf8");
+            } catch {
+                continue;
+            }
+            for (const child of children.split(" ").filter(Boolean).map(Number)) {
+                found.push(child);
+                walk(child);
+            }
+        }
+    };
+    walk(pid);
+    return found;
 }

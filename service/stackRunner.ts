@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
-import { PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
+import { PulumiProcess, removeOutputDir, stopPulumiProcess } from "./pulumiProcess";
 
 /** The Automation API, loaded with the first operation: it is most of what the service would load at start. */
 const automation = () => require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
@@ -85,35 +85,38 @@ export class AutomationStackRunner implements StackRunner {
 
     async up(stackName: string, config: Record<string, unknown>, run: RunOptions): Promise<Record<string, unknown>> {
         const command = await this.command(run);
+        const errors = new EngineErrors(run.onEvent);
         try {
             const stack = await this.stack(stackName, command, run.env);
             await stackConfig().applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, run.env) : command.runWithInput(args, this.options.projectDir, run.env, input)));
-            const result = await stack.up({ onEvent: run.onEvent, replace: run.replace });
+            const result = await stack.up({ onEvent: errors.onEvent, replace: run.replace });
             return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
         } catch (e) {
-            throw cliFailure(e);
+            throw cliFailure(e, errors.messages);
         }
     }
 
     async destroy(stackName: string, run: RunOptions): Promise<void> {
         const command = await this.command(run);
+        const errors = new EngineErrors(run.onEvent);
         try {
             const stack = await this.stack(stackName, command, run.env);
-            await stack.destroy({ onEvent: run.onEvent });
+            await stack.destroy({ onEvent: errors.onEvent });
         } catch (e) {
-            throw cliFailure(e);
+            throw cliFailure(e, errors.messages);
         }
     }
 
     async preview(stackName: string, config: Record<string, unknown> | undefined, run: RunOptions & { destroy?: boolean }): Promise<void> {
         const command = await this.command(run);
+        const errors = new EngineErrors(run.onEvent);
         const scratch = config === undefined || run.destroy ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-"));
         try {
             // A stack is made only for an instantiate's dry run (it has none yet; it is the one its instantiate
             // will use, empty): planning a stack as it is configured needs the stack.
             const stack = config === undefined || run.destroy ? await this.existingStack(stackName, command, run.env) : await this.stack(stackName, command, run.env);
-            if (run.destroy) return void (await stack.previewDestroy({ onEvent: run.onEvent }));
-            if (!scratch || config === undefined) return void (await stack.preview({ onEvent: run.onEvent }));
+            if (run.destroy) return void (await stack.previewDestroy({ onEvent: errors.onEvent }));
+            if (!scratch || config === undefined) return void (await stack.preview({ onEvent: errors.onEvent }));
             // The stack's file (its encryption salt with it) copied, then set as the operation would set it.
             const configFile = path.join(scratch, `Pulumi.${stackName}.yaml`);
             const own = path.join(this.options.projectDir, "stacks", `Pulumi.${stackName}.yaml`);
@@ -122,9 +125,9 @@ export class AutomationStackRunner implements StackRunner {
             await stackConfig().applyStackConfig(stackName, config, (args, input) =>
                 input === undefined ? command.run(inFile(args), this.options.projectDir, run.env) : command.runWithInput(inFile(args), this.options.projectDir, run.env, input),
             );
-            await stack.preview({ onEvent: run.onEvent, configFile });
+            await stack.preview({ onEvent: errors.onEvent, configFile });
         } catch (e) {
-            throw cliFailure(e);
+            throw cliFailure(e, errors.messages);
         } finally {
             if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
         }
@@ -132,6 +135,7 @@ export class AutomationStackRunner implements StackRunner {
 
     async recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string> {
         const stopped = leftRunning ? await stopPulumiProcess(leftRunning, STOP_GRACE_MS) : "it had no Pulumi command running";
+        if (leftRunning) removeOutputDir(leftRunning);
         const command = await this.command({});
         try {
             await command.run(["cancel", "--yes", "--stack", stackName], this.options.projectDir, env);
@@ -172,10 +176,36 @@ export class AutomationStackRunner implements StackRunner {
     }
 }
 
-/** What a failed Pulumi command said (its error, from the first `error:` on), rather than the SDK's dump of its whole output. */
-function cliFailure(e: unknown): Error {
+/**
+ * The errors the engine reported while a command ran (its diagnostic events of severity error, each with its
+ * resource's name), passing every event on. This is what the CLI shows under "Diagnostics"; when a step
+ * fails, the CLI itself ends with no error line of its own: the engine's failure is a bail, already reported
+ * (v3.248.0 pkg/resource/deploy/deployment_executor.go `result.BailError`; pkg/cmd/pulumi/cmd/cmd.go
+ * `processCmdErrors` prints nothing for one).
+ */
+class EngineErrors {
+    readonly messages: string[] = [];
+
+    constructor(private readonly next?: (event: EngineEvent) => void) {}
+
+    readonly onEvent = (event: EngineEvent): void => {
+        const d = event.diagnosticEvent;
+        if (d?.severity === "error" && d.message.trim()) {
+            const text = d.message.replace(/<\{%[^%]*%\}>|\x1b\[[0-9;]*m/g, "").trim();
+            this.messages.push(d.urn ? `${d.urn.split("::").pop()}: ${text}` : text);
+        }
+        this.next?.(event);
+    };
+}
+
+/**
+ * What a failed Pulumi command said: the engine's errors when it reported any, else its error (from the
+ * first `error:` on), rather than the SDK's dump of its whole output.
+ */
+function cliFailure(e: unknown, engineErrors: string[] = []): Error {
     const result = (e as { commandResult?: CommandResult }).commandResult;
     if (!(e instanceof automation().CommandError) || !result) return e as Error;
+    if (engineErrors.length) return new Error(engineErrors.join("\n"));
     const at = result.stderr.search(/^error: /m);
     if (at < 0) {
         // No error line (a crash): the end of what it printed, which the operation redacts like any error.

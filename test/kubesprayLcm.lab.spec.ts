@@ -5,21 +5,19 @@
  * Ansible on the Ansible VM the stack creates and real HAProxy on the external load balancer.
  */
 import { strict as assert } from "node:assert";
-import { execFile, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { parseRequestText } from "../config/requestText";
 import { Lab, labAvailable } from "./lab/lab";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { clientAvailable, vnflcmClient } from "./support/lcmClient";
 import { packKubesprayRelease, parsePlaybookRuns } from "./support/kubesprayRelease";
 import { PROJECT_DIR } from "./support/program";
 import { ServiceProcess } from "./support/serviceProcess";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
 import { STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
-const exec = promisify(execFile);
 /** The vnfdId seed 001's instance is created with: examples/package plus the kubespray release. */
 const KUBESPRAY_VNFD = "6a1e0b9c-0001-4f2e-8c3d-9b8a7f6e5d01";
 
@@ -31,7 +29,7 @@ describe("seed 001 through the LCM service with the real openstack vnflcm client
     let project: ServiceProject;
     let service: ServiceProcess;
     let id = "";
-    const openstack = async (...args: string[]) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", ...args], { timeout: 60_000 })).stdout;
+    const openstack = vnflcmClient(() => service.url);
     const json = async (...args: string[]) => JSON.parse(await openstack(...args, "-f", "json"));
     const api = (method: string, route: string, body?: unknown) => service.call(method, route, body);
     const settle = async () => {
@@ -56,7 +54,7 @@ describe("seed 001 through the LCM service with the real openstack vnflcm client
     };
 
     before(async function () {
-        if (spawnSync("openstack", ["--version"]).status !== 0) {
+        if (!clientAvailable()) {
             if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
             this.skip();
         }

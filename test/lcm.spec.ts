@@ -1,16 +1,14 @@
 import { strict as assert } from "node:assert";
-import { execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as http from "node:http";
-import { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as YAML from "yaml";
-import { parseRequestText } from "../config/requestText";
 import { Lab, labAvailable } from "./lab/lab";
 import { listObjects } from "./support/engine/kubernetes/store";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { Callback, clientAvailable, seedBody, vnflcmCancel, vnflcmClient } from "./support/lcmClient";
 import { ociArchive } from "./support/ociImage";
 import { registryImage } from "./support/registryImage";
 import { PROJECT_DIR } from "./support/program";
@@ -21,56 +19,6 @@ import { ServerChanges } from "../service/serverChanges";
 import { STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
 const exec = promisify(execFile);
-
-/** A subscriber's callback endpoint on loopback: 204 to the test GET, records every notification. */
-class Callback {
-    readonly received: Record<string, any>[] = [];
-    /** POSTs to refuse with a 500 before accepting (a flaky subscriber). */
-    failFirst = 0;
-    attempts = 0;
-    private constructor(
-        private readonly server: http.Server,
-        readonly url: string,
-    ) {}
-    static async start(): Promise<Callback> {
-        let self: Callback | undefined;
-        const server = http.createServer((req, res) => {
-            let body = "";
-            req.on("data", (d) => (body += d));
-            req.on("end", () => {
-                if (req.method === "POST") {
-                    self!.attempts++;
-                    if (self!.failFirst > 0) {
-                        self!.failFirst--;
-                        res.writeHead(500).end();
-                        return;
-                    }
-                    self!.received.push(JSON.parse(body));
-                }
-                res.writeHead(204).end();
-            });
-        });
-        await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-        self = new Callback(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/notifications`);
-        return self;
-    }
-    stop(): Promise<void> {
-        return new Promise((r) => this.server.close(() => r()));
-    }
-}
-
-const clientAvailable = () => spawnSync("openstack", ["--version"]).status === 0;
-
-/**
- * A seed's InstantiateVnfRequest for VMs that are lab hosts: its login passwords replaced by the lab's (the
- * hosts' `ubuntu` login), everything else as the seed has it.
- */
-function seedBody(lab: Lab, name: string, options: { withoutVim?: boolean } = {}): any {
-    const text = fs.readFileSync(path.join(REQUESTS_DIR, name), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
-    const body = parseRequestText(text, name) as any;
-    if (options.withoutVim) delete body.vimConnectionInfo;
-    return body;
-}
 
 /** Starts a lab without hosts (the engine starts one per VM), or skips the suite where none can run. */
 async function startLab(context: Mocha.Context): Promise<Lab> {
@@ -129,7 +77,7 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-"));
     let service: ServiceProcess;
     let callback: Callback;
-    const openstack = async (...args: string[]) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", ...args], { timeout: 60_000 })).stdout;
+    const openstack = vnflcmClient(() => service.url);
     const json = async (...args: string[]) => JSON.parse(await openstack(...args, "-f", "json"));
 
     before(async function () {
@@ -354,7 +302,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     let callback: Callback;
     let id = "";
     const stack = () => `vnf-${id}`;
-    const openstack = async (...args: string[]) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", ...args], { timeout: 60_000 })).stdout;
+    const openstack = vnflcmClient(() => service.url);
     const refused = (...args: string[]) =>
         openstack(...args).then(
             () => assert.fail(`openstack vnflcm ${args.join(" ")} succeeded`),
@@ -844,12 +792,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             const opId = accepted.location!.split("/").pop()!;
             await startedCommand(before, "env");
             const started = Date.now();
-            // tackerclient 1.12's `op cancel` prints that the request was accepted, then fails inside cliff
-            // (a ShowOne command returning nothing: "cannot unpack non-iterable NoneType object").
-            const printed = await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vnflcm", "op", "cancel", "--cancel-mode", "GRACEFUL", opId]).then(
-                (r) => r.stdout,
-                (e: { stdout: string; stderr: string }) => (assert.match(e.stderr, /cannot unpack non-iterable NoneType/), e.stdout),
-            );
+            const printed = await vnflcmCancel(service.url, opId);
             assert.match(printed, new RegExp(`Cancel request for LCM operation ${opId} has been accepted`));
             const op = await settle();
             assert.ok(Date.now() - started < 15_000, "cancelled, not waited out");

@@ -16,7 +16,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { clusterState } from "./support/clusterState";
-import { useLab } from "./support/labSuite";
+import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
@@ -73,14 +73,7 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
         );
     const staticPods = () => suite.lab.inside(MASTER, "for f in /run/k8s-vnf-lab/*.pid; do n=${f##*/}; kill -0 \"$(cat \"$f\")\" && echo \"${n%.pid}\"; done; true").then((o) => o.trim().split("\n").filter(Boolean).sort());
 
-    // One cluster through every test: after a failure the rest would only wait out their timeouts.
-    let failed = false;
-    beforeEach(function () {
-        if (failed) this.skip();
-    });
-    afterEach(function () {
-        if (this.currentTest?.state === "failed") failed = true;
-    });
+    skipAfterFirstFailure();
 
     before(async function () {
         if (!suite.lab) this.skip();

@@ -16,7 +16,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { useLab } from "./support/labSuite";
+import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
 import { PulumiRunError, RealStack } from "./support/realStack";
@@ -74,13 +74,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
             spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: pv, resources: { requests: { storage: "1Gi" } } },
         });
 
-    let failed = false;
-    beforeEach(function () {
-        if (failed) this.skip();
-    });
-    afterEach(function () {
-        if (this.currentTest?.state === "failed") failed = true;
-    });
+    skipAfterFirstFailure();
 
     before(async function () {
         if (!suite.lab) this.skip();

@@ -21,6 +21,20 @@ export interface LabSuite {
     onTeardown: (fn: () => unknown) => void;
 }
 
+/**
+ * Call inside `describe` of a suite whose tests share one stack, each building on the last: after a failure
+ * the rest are skipped (they would only wait out their timeouts).
+ */
+export function skipAfterFirstFailure(): void {
+    let failed = false;
+    beforeEach(function () {
+        if (failed) this.skip();
+    });
+    afterEach(function () {
+        if (this.currentTest?.state === "failed") failed = true;
+    });
+}
+
 /** Call inside `describe`: starts `hosts` before the suite, stops them after, scans output for `secrets`. */
 export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: () => string[] } = {}): LabSuite {
     const suite = { captured: [] as string[] } as LabSuite;

@@ -23,6 +23,7 @@ import { EngineEventJson, RunResult, StepOp } from "./engine/api";
 import { replaceConfig, setConfigPath, StepRecord } from "./labStack";
 import { serviceProject, ServiceProject } from "./serviceProject";
 import { alive } from "./processAlive";
+import { descendants } from "../../service/pulumiProcess";
 import { realPulumiEnv } from "./tools";
 
 export { alive };
@@ -322,34 +323,6 @@ class EventLogReader {
         }
     }
 }
-
-/** Every process below `pid`, from /proc (each thread's `children`), deepest last. */
-export function descendants(pid: number): number[] {
-    const found: number[] = [];
-    const walk = (parent: number) => {
-        let tasks: string[];
-        try {
-            tasks = fs.readdirSync(`/proc/${parent}/task`);
-        } catch {
-            return;
-        }
-        for (const task of tasks) {
-            let children = "";
-            try {
-                children = fs.readFileSync(`/proc/${parent}/task/${task}/children`, "utf8");
-            } catch {
-                continue;
-            }
-            for (const child of children.split(" ").filter(Boolean).map(Number)) {
-                found.push(child);
-                walk(child);
-            }
-        }
-    };
-    walk(pid);
-    return found;
-}
-
 
 function signal(pid: number, name: NodeJS.Signals): void {
     try {

@@ -19,6 +19,10 @@ export class ServiceProcess {
         private readonly printed: { text: string },
     ) {}
 
+    get pid(): number {
+        return this.child.pid!;
+    }
+
     /** Everything the service printed (stdout and stderr) so far. */
     get output(): string {
         return this.printed.text;

@@ -22,7 +22,7 @@ import { imageRoutes } from "./image";
 import { Lifecycle } from "./lifecycle";
 import { networkRoutes } from "./network";
 import { securityGroupRoutes } from "./securityGroups";
-import { ApiError, ApiReply, ApiRequest, CloudState, Microversion, Route } from "./state";
+import { ApiError, ApiReply, ApiRequest, CloudOptions, CloudState, Microversion, Route } from "./state";
 import { VOLUME_MAX_MICROVERSION, volumeRoutes } from "./volume";
 
 const MAX_BODY = 1 << 20;
@@ -67,8 +67,8 @@ export class LabOpenStackApi {
      * Starts the API on 127.0.0.1 and a free port; `cluster` names the stand-ins' shared state of its servers;
      * `zones` (default nova, az-1, az-2: the lab specs' zones) and `volumeTypes` (default __DEFAULT__, lvmdriver-1) are all it accepts.
      */
-    static async start(lab: Lab, options: { cluster?: string; computeHosts?: number; zones?: readonly string[]; volumeTypes?: readonly string[] } = {}): Promise<LabOpenStackApi> {
-        const state = new CloudState(lab, options.cluster ?? "openstack", options.computeHosts ?? 3, { zones: options.zones, volumeTypes: options.volumeTypes });
+    static async start(lab: Lab, options: { cluster?: string; computeHosts?: number } & CloudOptions = {}): Promise<LabOpenStackApi> {
+        const state = new CloudState(lab, options.cluster ?? "openstack", options.computeHosts ?? 3, options);
         let api: LabOpenStackApi | undefined;
         const server = http.createServer((req, res) => void api!.handle(req, res));
         await new Promise<void>((resolve, reject) => {

@@ -235,11 +235,23 @@ export interface Identity {
     region: string;
 }
 
+/**
+ * What an operator set up in the cloud before a request names it: the network's id, the image's name, more
+ * flavors (a seed's body names Tacker's sample network, image and flavor).
+ */
+export interface CloudOptions {
+    zones?: readonly string[];
+    volumeTypes?: readonly string[];
+    networkId?: string;
+    imageName?: string;
+    flavorNames?: readonly string[];
+}
+
 /** Everything the API knows, in memory; the lab holds the hosts, addresses and volumes themselves. */
 export class CloudState {
     readonly identity: Identity;
     readonly tokens = new Map<string, { expires: number }>();
-    readonly network = { id: randomUUID(), name: "lab-net" };
+    readonly network: { id: string; name: string };
     readonly subnet = { id: randomUUID(), name: "lab-subnet" };
     /** The floating IP pool (router:external) and its subnet, devstack's 172.24.4.0/24: no lab host answers there (no NAT). */
     readonly publicNetwork = { id: randomUUID(), name: "public" };
@@ -249,11 +261,8 @@ export class CloudState {
     /** Nova's and Cinder's availability zones, and Cinder's volume types (name, id). */
     readonly zones: readonly string[];
     readonly volumeTypes: readonly { name: string; id: string }[];
-    readonly image = { id: randomUUID(), name: "debian-12-lab", created: isoNow() };
-    readonly flavors = [
-        { id: randomUUID(), name: "lab.small", vcpus: 2, ram: 2048, disk: 20 },
-        { id: randomUUID(), name: "lab.medium", vcpus: 4, ram: 8192, disk: 40 },
-    ];
+    readonly image: { id: string; name: string; created: string };
+    readonly flavors: { id: string; name: string; vcpus: number; ram: number; disk: number }[];
     readonly ports = new Map<string, Port>();
     readonly secGroups = new Map<string, SecurityGroup>();
     readonly rules = new Map<string, SecurityGroupRule>();
@@ -273,8 +282,15 @@ export class CloudState {
         readonly lab: Lab,
         readonly cluster: string,
         computeHosts: number,
-        options: { zones?: readonly string[]; volumeTypes?: readonly string[] } = {},
+        options: CloudOptions = {},
     ) {
+        this.network = { id: options.networkId ?? randomUUID(), name: "lab-net" };
+        this.image = { id: randomUUID(), name: options.imageName ?? "debian-12-lab", created: isoNow() };
+        this.flavors = [
+            { id: randomUUID(), name: "lab.small", vcpus: 2, ram: 2048, disk: 20 },
+            { id: randomUUID(), name: "lab.medium", vcpus: 4, ram: 8192, disk: 40 },
+            ...(options.flavorNames ?? []).map((name) => ({ id: randomUUID(), name, vcpus: 2, ram: 4096, disk: 40 })),
+        ];
         this.zones = [...(options.zones ?? ["nova", "az-1", "az-2"])];
         this.volumeTypes = (options.volumeTypes ?? ["__DEFAULT__", "lvmdriver-1"]).map((name) => ({ name, id: randomUUID() }));
         this.router = { id: randomUUID(), name: "router1", gatewayNetworkId: this.publicNetwork.id, gatewayIp: `${this.publicSubnet.prefix}.2`, subnetIds: [this.subnet.id], interfacePorts: { [this.subnet.id]: randomUUID() } };

@@ -1,0 +1,285 @@
+/**
+ * The LCM service (`bin/k8s-vnf serve`, its own process) driving the real Pulumi CLI through the Automation
+ * API, driven in turn by the real `openstack vnflcm` client with the seeds' bodies (only their login
+ * passwords replaced by the lab's). The cloud is the lab OpenStack API, set up as an operator would have it
+ * before sending those bodies: the seeds' network id, Tacker's sample image and flavor names, and the VIM the
+ * seeds name registered with the service at the lab API's Keystone. The first master runs the real control
+ * plane (see realKubeadm.lab.spec.ts).
+ *
+ * Faults come from the lab, not from knobs of a CLI: an OpenStack call answered 500 by the lab API, a lab
+ * host slow to join (the kubeadm stand-in's delay), the service killed while its `pulumi up` runs.
+ */
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { descendants } from "../service/pulumiProcess";
+import { REQUESTS_DIR } from "./support/fixtures";
+import { Callback, clientAvailable, seedBody, vnflcmCancel, vnflcmClient } from "./support/lcmClient";
+import { skipAfterFirstFailure, useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { alive } from "./support/processAlive";
+import { ServiceProcess } from "./support/serviceProcess";
+import { serviceProject, ServiceProject } from "./support/serviceProject";
+import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
+
+const exec = promisify(execFile);
+/** What the seeds name: the VIM, the network, and Tacker's sample VNFD's image and flavor. */
+const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
+const SEED_NETWORK = "71a3fbd1-f31e-4c2c-b0e2-26267d64a9ee";
+const SAMPLE_IMAGE = "ubuntu-20.04-server-cloudimg-amd64";
+const SAMPLE_FLAVOR = "m1.medium";
+const VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
+const CLUSTER_STATE = "lcm";
+const RUNNING = ["STARTING", "PROCESSING", "ROLLING_BACK"];
+
+describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the real openstack vnflcm client, the lab OpenStack API, faults from the lab", function () {
+    useBuiltTools();
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-"));
+    const home = path.join(dataDir, "pulumi-home");
+    let project: ServiceProject;
+    let env: Record<string, string>;
+    let service: ServiceProcess;
+    let callback: Callback;
+    let id = "";
+    const stack = () => `vnf-${id}`;
+
+    const openstack = vnflcmClient(() => service.url);
+    const call = (method: string, route: string, body?: unknown) => service.call(method, route, body);
+    const seedFile = (name: string) => {
+        const file = path.join(dataDir, name);
+        fs.writeFileSync(file, JSON.stringify(seedBody(suite.lab, name)));
+        return file;
+    };
+    const startService = async () => {
+        service = await ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir], env);
+    };
+    /** The instance's newest operation once it has left STARTING/PROCESSING/ROLLING_BACK. */
+    const settle = async () => {
+        for (let i = 0; i < 2400; i++) {
+            const last = (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === id).at(-1);
+            if (last && !RUNNING.includes(last.operationState)) return last;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail("the operation did not finish");
+    };
+    const vnfcs = async () => (await call("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
+    const workers = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").map((v) => v.id);
+    const servers = () => api.servers().map((s) => s.name).sort();
+    /** Each kubeadm join on the lab hosts takes this long (the stand-ins' delay), or no time. */
+    const slowJoins = (seconds: number | undefined) => {
+        const file = path.join(suite.lab.clusterState, CLUSTER_STATE, "delay");
+        if (seconds === undefined) fs.rmSync(file, { force: true });
+        else fs.writeFileSync(file, String(seconds));
+    };
+    /** Waits until a kubeadm join runs on a lab host (the stand-ins record each call as it starts). */
+    const joinStarted = async (after: number) => {
+        const calls = () => fs.readFileSync(path.join(suite.lab.clusterState, CLUSTER_STATE, "calls"), "utf8").trim().split("\n");
+        for (let i = 0; i < 1200; i++) {
+            if (calls().slice(after).some((l) => / kubeadm join /.test(l))) return;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail("no kubeadm join started");
+    };
+    const callCount = () => {
+        const file = path.join(suite.lab.clusterState, CLUSTER_STATE, "calls");
+        return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").length : 0;
+    };
+    const locks = () => {
+        const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
+        return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+    };
+
+    skipAfterFirstFailure();
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        if (!clientAvailable()) {
+            if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
+            this.skip();
+        }
+        const tools = builtTools();
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER_STATE, networkId: SEED_NETWORK, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
+        suite.onTeardown(() => api.stop());
+        project = serviceProject();
+        fs.mkdirSync(home);
+        fs.mkdirSync(path.join(dataDir, "service"));
+        env = { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: tools.pulumiRoot };
+        await startService();
+        callback = await Callback.start();
+        suite.onTeardown(async () => {
+            suite.captured.push(service.output, ...callback.received.map((n) => JSON.stringify(n)));
+            // A test that failed between a crash and the restart may leave Pulumi commands: the service's
+            // own tree, by PID, with whatever they started.
+            const tree = [service.pid, ...descendants(service.pid)];
+            await service.stop();
+            for (const pid of tree.filter(alive)) {
+                try {
+                    process.kill(pid, "SIGKILL");
+                } catch {
+                    // gone meanwhile
+                }
+            }
+            await callback.stop();
+            project.remove();
+            fs.rmSync(dataDir, { recursive: true, force: true });
+        });
+        const file = path.join(dataDir, "subscription.json");
+        fs.writeFileSync(file, JSON.stringify({ callbackUri: callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
+        await openstack("subsc", "create", file);
+        const c = api.credentials;
+        const vim = await call("POST", "/k8s-vnf/v1/vims", { id: SEED_VIM, name: "lab-openstack", authUrl: api.authUrl, username: c.username, password: c.password, projectName: c.projectName, userDomainName: c.userDomainName, projectDomainName: c.projectDomainName, region: c.region });
+        assert.equal(vim.status, 201, JSON.stringify(vim.body));
+    });
+
+    it("instantiate with the seed's body: COMPLETED; the real OpenStack provider made 1 master + 2 workers, each VNFC its Nova server; the master runs the real control plane", async () => {
+        id = JSON.parse(await openstack("create", VNFD, "--name", "vnf-real", "-f", "json")).ID;
+        assert.match(await openstack("instantiate", id, seedFile("simple-instantiate.json")), /has been accepted/);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        const byName = new Map(api.servers().map((s) => [s.name, s]));
+        assert.deepEqual([...byName.keys()].sort(), [`${stack()}-master-0`, `${stack()}-worker-0`, `${stack()}-worker-1`]);
+        const shown = await vnfcs();
+        assert.deepEqual(
+            shown.map((v) => [v.id, v.vduId, v.computeResource.resourceId]),
+            [
+                [`${stack()}-master-0`, "masterNode", byName.get(`${stack()}-master-0`)!.id],
+                [`${stack()}-worker-0`, "workerNode", byName.get(`${stack()}-worker-0`)!.id],
+                [`${stack()}-worker-1`, "workerNode", byName.get(`${stack()}-worker-1`)!.id],
+            ],
+            "each VNFC's compute resource is the server the lab's Nova made",
+        );
+        assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), shown.map((v) => [v.id, "ADDED"]));
+        const vim = JSON.parse((await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vim", "show", "kubernetes_vim", "-f", "json"], { timeout: 60_000 })).stdout);
+        assert.equal(vim.auth_url, `https://${byName.get(`${stack()}-master-0`)!.address}:6443`, "the Kubernetes VIM at the master (vim show, client)");
+        const version = JSON.parse(await suite.lab.inside(`${stack()}-master-0`, "curl -sk https://127.0.0.1:6443/version"));
+        assert.equal(version.gitVersion, "v1.31.4", "the real API server answers there");
+        const stackFile = project.stackFileText(stack())!;
+        assert.ok(!stackFile.includes(suite.lab.password) && /secure: /.test(stackFile), "the passwords encrypted in the stack file");
+    });
+
+    it("scale out and in with the seeds' bodies: a third worker ADDED, then REMOVED with its server; no password on any command line of the service's processes", async () => {
+        const seen = new Set<string>();
+        const sample = setInterval(() => {
+            for (const pid of descendants(service.pid)) {
+                try {
+                    seen.add(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
+                } catch {
+                    // ended
+                }
+            }
+        }, 100);
+        try {
+            assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-out.json"), "utf8")))).status, 202);
+            let op = await settle();
+            assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+            assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[`${stack()}-worker-2`, "ADDED"]]);
+            assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
+            assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-in.json"), "utf8")))).status, 202);
+            op = await settle();
+            assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+            assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[`${stack()}-worker-2`, "REMOVED"]]);
+            assert.ok(!servers().includes(`${stack()}-worker-2`), "its server deleted");
+        } finally {
+            clearInterval(sample);
+        }
+        assert.ok([...seen].some((c) => /\bpulumi up\b|\bup --yes\b/.test(c)), `the sample saw the update: ${[...seen].slice(0, 5).join(" | ")}`);
+        for (const secret of [suite.lab.password, api.credentials.password]) assert.ok(![...seen].some((c) => c.includes(secret)), "no secret on a command line");
+    });
+
+    it("heal of one worker VNFC with the client: exactly its Nova server replaced, reported MODIFIED", async () => {
+        const before = await vnfcs();
+        const worker = before.find((v) => v.id.endsWith("-worker-1"))!;
+        assert.match(await openstack("heal", "--vnfc-instance", worker.id, "--", id), /has been accepted/);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[worker.id, "MODIFIED"]]);
+        const after = await vnfcs();
+        assert.deepEqual(after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.id), [worker.id]);
+        assert.equal(api.servers().find((s) => s.name === worker.id)!.id, after.find((v) => v.id === worker.id).computeResource.resourceId);
+    });
+
+    it("Nova refusing a server create (the lab API answers 500): FAILED_TEMP with the provider's error for that VM; op retry (client) completes", async () => {
+        api.failNext("POST", /\/compute\/v2\.1\/servers$/, 500, { computeFault: { code: 500, message: "lab: the scheduler is down" } });
+        assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).status, 202);
+        const op = await settle();
+        assert.equal(op.operationState, "FAILED_TEMP");
+        // The provider reports a 500 by its status text only (gophercloud's ErrDefault500), not Nova's message.
+        assert.match(op.error.detail, new RegExp(`^${stack()}-worker-2-vm: .*Error creating OpenStack server: Internal Server Error`, "s"));
+        assert.ok(!JSON.stringify(op.error).includes(api.credentials.password));
+        await openstack("op", "retry", op.id);
+        const retried = await settle();
+        assert.equal(retried.operationState, "COMPLETED", JSON.stringify(retried.error));
+        assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
+    });
+
+    it("op cancel (client) while a new worker joins: the real CLI's graceful cancel, FAILED_TEMP, the lock released; op rollback (client) removes it again", async () => {
+        slowJoins(20);
+        const since = callCount();
+        try {
+            const accepted = await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
+            assert.equal(accepted.status, 202);
+            const opId = accepted.location!.split("/").pop()!;
+            await joinStarted(since);
+            assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_IN", aspectId: "worker_instance" })).status, 409, "one operation at a time");
+            const printed = await vnflcmCancel(service.url, opId);
+            assert.match(printed, /has been accepted/);
+            const op = await settle();
+            assert.equal(op.operationState, "FAILED_TEMP");
+            assert.match(op.error.detail, /cancel/i);
+            assert.deepEqual(locks(), [], "the cancelled update released its lock");
+        } finally {
+            slowJoins(undefined);
+        }
+        await openstack("op", "rollback", (await settle()).id);
+        const rolled = await settle();
+        assert.equal(rolled.operationState, "ROLLED_BACK", JSON.stringify(rolled.error));
+        assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
+        assert.deepEqual(servers(), [`${stack()}-master-0`, ...[0, 1, 2].map((i) => `${stack()}-worker-${i}`)]);
+    });
+
+    it("the service killed while its update waits on a slow join: the restart stops that `pulumi up` and every plugin it started, clears the lock; op retry (client) completes", async () => {
+        slowJoins(45);
+        const since = callCount();
+        let tree: number[] = [];
+        let opId = "";
+        try {
+            opId = (await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).location!.split("/").pop()!;
+            await joinStarted(since);
+            tree = descendants(service.pid);
+            assert.ok(tree.length >= 4, "the CLI, its language host, the program and the plugins");
+            await service.crash();
+            assert.ok(tree.every(alive), "the dead service's Pulumi processes still run");
+            await startService();
+            const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
+            assert.equal(op.operationState, "FAILED_TEMP");
+            // The join on the lab host outlasts SIGINT's grace: a graceful cancel waits for the steps under way.
+            assert.match(op.error.detail, /the service restarted while the operation was running: its Pulumi command \(pid \d+\) did not stop within 15 s of SIGINT and was killed with its plugins; the stack's lock was cleared/);
+            assert.deepEqual(tree.filter(alive), [], "no process of the old update left");
+            assert.deepEqual(locks(), []);
+        } finally {
+            slowJoins(undefined);
+        }
+        await openstack("op", "retry", opId);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.deepEqual(await workers(), [0, 1, 2, 3].map((i) => `${stack()}-worker-${i}`));
+    });
+
+    it("terminate (client): the stack destroyed, no server or lab host left; the instance deleted", async () => {
+        assert.match(await openstack("terminate", id), /has been accepted/);
+        const op = await settle();
+        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+        assert.match(await openstack("delete", id), /deleted successfully/);
+        const kinds = callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
+        for (const operation of ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"]) assert.ok(kinds.includes(`${operation} RESULT`), `${operation} RESULT notified`);
+    });
+});
