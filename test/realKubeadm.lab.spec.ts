@@ -10,18 +10,13 @@
  * state), a control-plane join (so no HA flavour here), CNI and Pods.
  */
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import { promisify } from "node:util";
 import { clusterState } from "./support/clusterState";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
+import { realKubectl } from "./support/realKubectl";
 import { RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
-const run = promisify(execFile);
 const CLUSTER = "rk";
 const MASTER = `${CLUSTER}-master-0`;
 const VERSION = "v1.31.4";
@@ -33,26 +28,15 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
     /** Credentials the suite handles, none of which may show in anything it printed or captured. */
     const credentials: string[] = [];
     const suite = useLab([], { secrets: () => [api?.credentials.password ?? "", ...credentials] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-kubeadm-"));
     let stack: RealStack;
-    let kubectlBin: string;
     const state = () => clusterState(suite.lab, CLUSTER);
 
-    /** The real kubectl on the test machine, with the given kubeconfig. */
-    const kubectl = async (kubeconfig: string, args: string[]) => {
-        const file = path.join(dir, "kubeconfig");
-        fs.writeFileSync(file, kubeconfig, { mode: 0o600 });
-        try {
-            return (await run(kubectlBin, ["--kubeconfig", file, "--request-timeout", "20s", ...args], { maxBuffer: 16 << 20 })).stdout;
-        } finally {
-            fs.rmSync(file, { force: true });
-        }
-    };
-    /** The stack's admin kubeconfig, as an operator gets it (not through stack.cli, which records what it prints). */
+    const kubectl = realKubectl;
+    /** The stack's admin kubeconfig, its client key among the credentials the scan looks for. */
     const adminKubeconfig = async () => {
-        const { stdout } = await run("pulumi", ["stack", "output", "kubeconfig", "--show-secrets", "--stack", CLUSTER, "--non-interactive"], { cwd: stack.project.dir, env: stack.env, maxBuffer: 16 << 20 });
-        credentials.push(/client-key-data: (\S+)/.exec(stdout)?.[1] ?? "");
-        return stdout;
+        const kubeconfig = await stack.adminKubeconfig();
+        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
+        return kubeconfig;
     };
     /** The stack's outputs, each token among the credentials the scan looks for. */
     const outputs = () => {
@@ -78,7 +62,6 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
     before(async function () {
         if (!suite.lab) this.skip();
         const tools = builtTools();
-        kubectlBin = path.join(tools.bins.kube, "kubectl");
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
         api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
         suite.onTeardown(() => api.stop());
@@ -102,7 +85,6 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
             await stack.dispose();
         });
     });
-    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it("up: the first master runs etcd and the control plane from the real kubeadm's manifests; the stack's kubeconfig reaches that API server", async () => {
         await stack.up();

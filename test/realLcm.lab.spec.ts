@@ -16,6 +16,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { descendants } from "../service/pulumiProcess";
+import { clusterState } from "./support/clusterState";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { Callback, clientAvailable, seedBody, vnflcmCancel, vnflcmClient } from "./support/lcmClient";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
@@ -77,18 +78,15 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         if (seconds === undefined) fs.rmSync(file, { force: true });
         else fs.writeFileSync(file, String(seconds));
     };
-    /** Waits until a kubeadm join runs on a lab host (the stand-ins record each call as it starts). */
+    /** The stand-ins' calls on the lab hosts, in the order they started. */
+    const calls = () => clusterState(suite.lab, CLUSTER_STATE).calls();
+    /** Waits until a kubeadm join runs on a lab host, among the calls after the first `after`. */
     const joinStarted = async (after: number) => {
-        const calls = () => fs.readFileSync(path.join(suite.lab.clusterState, CLUSTER_STATE, "calls"), "utf8").trim().split("\n");
         for (let i = 0; i < 1200; i++) {
             if (calls().slice(after).some((l) => / kubeadm join /.test(l))) return;
             await new Promise((r) => setTimeout(r, 250));
         }
         assert.fail("no kubeadm join started");
-    };
-    const callCount = () => {
-        const file = path.join(suite.lab.clusterState, CLUSTER_STATE, "calls");
-        return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").length : 0;
     };
     const locks = () => {
         const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
@@ -221,7 +219,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
 
     it("op cancel (client) while a new worker joins: the real CLI's graceful cancel, FAILED_TEMP, the lock released; op rollback (client) removes it again", async () => {
         slowJoins(20);
-        const since = callCount();
+        const since = calls().length;
         try {
             const accepted = await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
             assert.equal(accepted.status, 202);
@@ -246,7 +244,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
 
     it("the service killed while its update waits on a slow join: the restart stops that `pulumi up` and every plugin it started, clears the lock; op retry (client) completes", async () => {
         slowJoins(45);
-        const since = callCount();
+        const since = calls().length;
         let tree: number[] = [];
         let opId = "";
         try {

@@ -11,18 +11,14 @@
  * userspace one.
  */
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
+import { realKubectl } from "./support/realKubectl";
 import { PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
-const run = promisify(execFile);
 const CLUSTER = "rs";
 const STORAGE = `${CLUSTER}-storage`;
 const WORKER = `${CLUSTER}-worker-0`;
@@ -35,9 +31,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     let api: LabOpenStackApi;
     const credentials: string[] = [];
     const suite = useLab([], { secrets: () => [api?.credentials.password ?? "", ...credentials] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-storage-"));
     let stack: RealStack;
-    let kubectlBin: string;
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
     const storageAddress = () => api.servers().find((s) => s.name === STORAGE)!.address;
     const nfsUrl = (file: string) => `nfs://${storageAddress()}${file}?version=4`;
@@ -45,25 +39,11 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     const vmId = () => stack.state().find((r) => r.urn.endsWith(`::${STORAGE}-server-vm`))!.id;
     const nonSame = (since: number) => stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`);
 
-    /** The real kubectl on the test machine with the stack's admin kubeconfig (as an operator gets it). */
+    /** The real kubectl on the test machine with the stack's admin kubeconfig (its client key among the credentials the scan looks for). */
     const kubectl = async (args: string[], input?: string) => {
-        const { stdout } = await run("pulumi", ["stack", "output", "kubeconfig", "--show-secrets", "--stack", CLUSTER, "--non-interactive"], { cwd: stack.project.dir, env: stack.env, maxBuffer: 16 << 20 });
-        credentials.push(/client-key-data: (\S+)/.exec(stdout)?.[1] ?? "");
-        const file = path.join(dir, "kubeconfig");
-        fs.writeFileSync(file, stdout, { mode: 0o600 });
-        try {
-            const child = execFile(kubectlBin, ["--kubeconfig", file, "--request-timeout", "20s", ...args], { maxBuffer: 16 << 20 });
-            child.stdin?.end(input ?? "");
-            return await new Promise<string>((resolve, reject) => {
-                let out = "";
-                let err = "";
-                child.stdout?.on("data", (d) => (out += d));
-                child.stderr?.on("data", (d) => (err += d));
-                child.once("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(" ")} exited ${code}: ${err.trim()}`))));
-            });
-        } finally {
-            fs.rmSync(file, { force: true });
-        }
+        const kubeconfig = await stack.adminKubeconfig();
+        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
+        return realKubectl(kubeconfig, args, input);
     };
     const phases = () => kubectl(["get", "pv", "-o", PV_PHASES]);
     const claim = (pv: string) =>
@@ -79,7 +59,6 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     before(async function () {
         if (!suite.lab) this.skip();
         const tools = builtTools();
-        kubectlBin = path.join(tools.bins.kube, "kubectl");
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
         api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
         suite.onTeardown(() => api.stop());
@@ -105,7 +84,6 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
             await stack.dispose();
         });
     });
-    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it("up: the volume attached by the lab API, formatted once and served; the PVs registered in the real API server on the storage server's address, Available", async () => {
         await stack.up();

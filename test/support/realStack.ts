@@ -154,6 +154,16 @@ export class RealStack {
         return unwrapExported(this.state().find((s) => s.urn === urn)!.outputs) as Record<string, any>;
     }
 
+    /**
+     * The stack's admin kubeconfig as an operator gets it (`pulumi stack output kubeconfig --show-secrets`),
+     * not kept in `printed`: it holds the admin's client key.
+     */
+    async adminKubeconfig(): Promise<string> {
+        const r = spawnSync("pulumi", ["stack", "output", "kubeconfig", "--show-secrets", "--stack", this.name, "--non-interactive"], { cwd: this.project.dir, env: this.env, encoding: "utf8", maxBuffer: 16 << 20, timeout: 120_000, killSignal: "SIGKILL" });
+        if (r.status !== 0) throw new PulumiRunError(`pulumi stack output exited ${r.status}: ${lastLines(r.stderr || r.stdout)}`, r.status);
+        return r.stdout;
+    }
+
     /** `pulumi stack output --json --show-secrets`. */
     outputs(): Record<string, any> {
         return JSON.parse(this.cliSync(["stack", "output", "--stack", this.name, "--json", "--show-secrets"]) || "{}");
