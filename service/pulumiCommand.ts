@@ -11,7 +11,7 @@
  * - its standard output and error go to files, not pipes: the CLI writes its progress as it goes, and a
  *   write to a pipe whose reader has died kills a Go program (SIGPIPE on fd 1 or 2), so a service crash
  *   would kill a running `pulumi up` mid-step, leaving creates cut off in its checkpoint, instead of leaving
- *   it for the restarted service to cancel gracefully.
+ *   it for the restarted service to cancel gracefully. A command that prints secrets keeps pipes.
  * Results and errors are the SDK's own (`CommandResult`, `createCommandError`), so LocalWorkspace treats them
  * as it treats its own: a missing stack is a StackNotFoundError, a locked one a ConcurrentUpdateError.
  */
@@ -75,10 +75,13 @@ export class OperationCommand {
         const fullArgs = args.includes("--non-interactive") ? args : [...args, "--non-interactive"];
         // As the SDK does: the CLI's own folder first on PATH (its bundled plugins), and the Automation API marker.
         const env = { ...this.baseEnv, ...additionalEnv, PATH: `${path.dirname(this.command)}${path.delimiter}${additionalEnv.PATH ?? this.baseEnv.PATH ?? ""}`, PULUMI_AUTOMATION_API: "true" };
-        const output = new OutputFiles(onOutput, onError);
+        // A command that prints secrets (`stack output --show-secrets`, `config --show-secrets`) changes nothing
+        // and may die with the service: its output stays in memory, never on disk.
+        const output: CommandOutput = fullArgs.includes("--show-secrets") ? new PipedOutput(onOutput, onError) : new OutputFiles(onOutput, onError);
         let child: ChildProcess;
         try {
-            child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", output.stdoutFd, output.stderrFd] });
+            child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", ...output.stdio] });
+            output.attach(child);
         } catch (e) {
             output.finish();
             return Promise.reject(sdkErrors().createCommandError(new (sdkCmd().CommandResult)("", (e as Error).message, -2, e as Error)));
@@ -109,11 +112,51 @@ export class OperationCommand {
     }
 }
 
+/** Where a command's standard output and error go, and what they held once it has ended. */
+interface CommandOutput {
+    readonly stdio: ["pipe", "pipe"] | [number, number];
+    /** The folder of the output files, if any. */
+    readonly dir?: string;
+    attach(child: ChildProcess): void;
+    closeOwnCopies(): void;
+    finish(): { stdout: string; stderr: string };
+}
+
+/** A command's standard output and error through pipes, kept in memory, passed on as they come when asked. */
+class PipedOutput implements CommandOutput {
+    readonly stdio = ["pipe", "pipe"] as ["pipe", "pipe"];
+    private stdout = "";
+    private stderr = "";
+
+    constructor(
+        private readonly onOutput?: (data: string) => void,
+        private readonly onError?: (data: string) => void,
+    ) {}
+
+    attach(child: ChildProcess): void {
+        child.stdout!.on("data", (d) => {
+            this.stdout += d;
+            this.onOutput?.(String(d));
+        });
+        child.stderr!.on("data", (d) => {
+            this.stderr += d;
+            this.onError?.(String(d));
+        });
+    }
+
+    closeOwnCopies(): void {}
+
+    finish(): { stdout: string; stderr: string } {
+        return { stdout: this.stdout, stderr: this.stderr };
+    }
+}
+
 /** A command's standard output and error as files in a folder of its own, passed on as they grow when asked. */
-class OutputFiles {
+class OutputFiles implements CommandOutput {
     readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), OUTPUT_DIR_PREFIX));
-    readonly stdoutFd: number;
-    readonly stderrFd: number;
+    readonly stdio: [number, number];
+    private readonly stdoutFd: number;
+    private readonly stderrFd: number;
     private readonly read = { stdout: 0, stderr: 0 };
     private readonly timer?: NodeJS.Timeout;
 
@@ -123,8 +166,11 @@ class OutputFiles {
     ) {
         this.stdoutFd = fs.openSync(path.join(this.dir, "stdout"), "w", 0o600);
         this.stderrFd = fs.openSync(path.join(this.dir, "stderr"), "w", 0o600);
+        this.stdio = [this.stdoutFd, this.stderrFd];
         if (onOutput || onError) this.timer = setInterval(() => this.passOn(), 250);
     }
+
+    attach(): void {}
 
     /** The child has its own copies once spawned. */
     closeOwnCopies(): void {
