@@ -11,7 +11,12 @@
  * - its standard output and error go to files, not pipes: the CLI writes its progress as it goes, and a
  *   write to a pipe whose reader has died kills a Go program (SIGPIPE on fd 1 or 2), so a service crash
  *   would kill a running `pulumi up` mid-step, leaving creates cut off in its checkpoint, instead of leaving
- *   it for the restarted service to cancel gracefully. A command that prints secrets keeps pipes.
+ *   it for the restarted service to cancel gracefully. A command that prints secrets keeps pipes;
+ * - it has a private folder of its own as its temporary folder (TMPDIR), removed when it has ended (or, after
+ *   a crash, when the restarted service has stopped it): the real Kubernetes plugin writes the cluster's
+ *   admin kubeconfig to a temporary file each time it is configured and never removes it (pulumi-kubernetes
+ *   v4.25.0 provider/pkg/provider/util.go `writeKubeconfigToFile`, still so at v4.32.0), and the language host
+ *   leaves its `pulumi-node-pipes` folders when it is killed.
  * Results and errors are the SDK's own (`CommandResult`, `createCommandError`), so LocalWorkspace treats them
  * as it treats its own: a missing stack is a StackNotFoundError, a locked one a ConcurrentUpdateError.
  */
@@ -74,22 +79,30 @@ export class OperationCommand {
         if (this.options.signal?.aborted) return Promise.reject(new OperationCancelledError());
         const fullArgs = args.includes("--non-interactive") ? args : [...args, "--non-interactive"];
         // As the SDK does: the CLI's own folder first on PATH (its bundled plugins), and the Automation API marker.
-        const env = { ...this.baseEnv, ...additionalEnv, PATH: `${path.dirname(this.command)}${path.delimiter}${additionalEnv.PATH ?? this.baseEnv.PATH ?? ""}`, PULUMI_AUTOMATION_API: "true" };
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), OUTPUT_DIR_PREFIX));
+        const temporary = path.join(dir, "tmp");
+        fs.mkdirSync(temporary);
+        const env = { ...this.baseEnv, ...additionalEnv, PATH: `${path.dirname(this.command)}${path.delimiter}${additionalEnv.PATH ?? this.baseEnv.PATH ?? ""}`, PULUMI_AUTOMATION_API: "true", TMPDIR: temporary };
         // A command that prints secrets (`stack output --show-secrets`, `config --show-secrets`) changes nothing
         // and may die with the service: its output stays in memory, never on disk.
-        const output: CommandOutput = fullArgs.includes("--show-secrets") ? new PipedOutput(onOutput, onError) : new OutputFiles(onOutput, onError);
+        const output: CommandOutput = fullArgs.includes("--show-secrets") ? new PipedOutput(onOutput, onError) : new OutputFiles(dir, onOutput, onError);
+        const finish = () => {
+            const printed = output.finish();
+            fs.rmSync(dir, { recursive: true, force: true });
+            return printed;
+        };
         let child: ChildProcess;
         try {
             child = spawn(this.command, fullArgs, { cwd, env, detached: true, stdio: [input === undefined ? "ignore" : "pipe", ...output.stdio] });
             output.attach(child);
         } catch (e) {
-            output.finish();
-            return Promise.reject(sdkErrors().createCommandError(new (sdkCmd().CommandResult)("", (e as Error).message, -2, e as Error)));
-        } finally {
             output.closeOwnCopies();
+            finish();
+            return Promise.reject(sdkErrors().createCommandError(new (sdkCmd().CommandResult)("", (e as Error).message, -2, e as Error)));
         }
+        output.closeOwnCopies();
         const started = child.pid === undefined ? undefined : describeProcess(child.pid);
-        if (started) this.options.onProcess?.({ ...started, outputDir: output.dir });
+        if (started) this.options.onProcess?.({ ...started, outputDir: dir });
         const cancel = () => child.kill("SIGINT");
         this.options.signal?.addEventListener("abort", cancel);
         if (input !== undefined) {
@@ -103,7 +116,7 @@ export class OperationCommand {
             child.once("close", (code, signal) => {
                 this.options.signal?.removeEventListener("abort", cancel);
                 if (started) this.options.onProcess?.(undefined);
-                const { stdout, stderr } = output.finish();
+                const { stdout, stderr } = finish();
                 const result = new (sdkCmd().CommandResult)(stdout, stderr + spawnError, code ?? (signal ? 128 : -2));
                 if (code === 0) resolve(result);
                 else reject(sdkErrors().createCommandError(result));
@@ -115,8 +128,6 @@ export class OperationCommand {
 /** Where a command's standard output and error go, and what they held once it has ended. */
 interface CommandOutput {
     readonly stdio: ["pipe", "pipe"] | [number, number];
-    /** The folder of the output files, if any. */
-    readonly dir?: string;
     attach(child: ChildProcess): void;
     closeOwnCopies(): void;
     finish(): { stdout: string; stderr: string };
@@ -151,9 +162,8 @@ class PipedOutput implements CommandOutput {
     }
 }
 
-/** A command's standard output and error as files in a folder of its own, passed on as they grow when asked. */
+/** A command's standard output and error as files in its private folder, passed on as they grow when asked. */
 class OutputFiles implements CommandOutput {
-    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), OUTPUT_DIR_PREFIX));
     readonly stdio: [number, number];
     private readonly stdoutFd: number;
     private readonly stderrFd: number;
@@ -161,6 +171,7 @@ class OutputFiles implements CommandOutput {
     private readonly timer?: NodeJS.Timeout;
 
     constructor(
+        private readonly dir: string,
         private readonly onOutput?: (data: string) => void,
         private readonly onError?: (data: string) => void,
     ) {
@@ -178,14 +189,12 @@ class OutputFiles implements CommandOutput {
         fs.closeSync(this.stderrFd);
     }
 
-    /** Everything written, passed on to the end; the folder removed. */
+    /** Everything written, passed on to the end. */
     finish(): { stdout: string; stderr: string } {
         clearInterval(this.timer);
         this.passOn();
         const text = (name: string) => fs.readFileSync(path.join(this.dir, name), "utf8");
-        const result = { stdout: text("stdout"), stderr: text("stderr") };
-        fs.rmSync(this.dir, { recursive: true, force: true });
-        return result;
+        return { stdout: text("stdout"), stderr: text("stderr") };
     }
 
     private passOn(): void {

@@ -13,14 +13,14 @@ export interface PulumiProcess {
     pid: number;
     /** Start time in clock ticks since boot (/proc/<pid>/stat, field 22). */
     startTime: string;
-    /** The folder its standard output and error are written to (pulumiCommand.ts), removed once it has ended. */
+    /** Its private folder (pulumiCommand.ts: its output files and temporary folder), removed once it has ended. */
     outputDir?: string;
 }
 
-/** How the folders of the commands' output are named in the system's temporary folder. */
+/** How the commands' private folders are named in the service's temporary folder. */
 export const OUTPUT_DIR_PREFIX = "k8s-vnf-pulumi-output-";
 
-/** Removes a recorded command's output folder, when it is one of those (the record comes from the store). */
+/** Removes a recorded command's private folder, when it is one of those (the record comes from the store). */
 export function removeOutputDir(recorded: PulumiProcess): void {
     const dir = recorded.outputDir;
     if (dir && path.dirname(dir) === os.tmpdir() && path.basename(dir).startsWith(OUTPUT_DIR_PREFIX)) fs.rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -8,13 +8,13 @@ import * as YAML from "yaml";
 import { Lab, labAvailable } from "./lab/lab";
 import { listObjects } from "./support/engine/kubernetes/store";
 import { REQUESTS_DIR } from "./support/fixtures";
-import { Callback, clientAvailable, seedBody, vnflcmCancel, vnflcmClient } from "./support/lcmClient";
+import { Callback, clientAvailable, seedBody, vnflcmClient } from "./support/lcmClient";
 import { ociArchive } from "./support/ociImage";
 import { registryImage } from "./support/registryImage";
 import { PROJECT_DIR } from "./support/program";
+import { alive } from "./support/processAlive";
 import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
 import { ServiceProject, serviceProject } from "./support/serviceProject";
-import { describeProcess, stopPulumiProcess } from "../service/pulumiProcess";
 import { ServerChanges } from "../service/serverChanges";
 import { STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
 
@@ -67,10 +67,6 @@ function stopLeftoverCommands(knobs: string): void {
         }
     }
 }
-
-// A process that has exited but is not yet reaped (a zombie: its parent died and init reaps when it will)
-// still answers kill(pid, 0); it runs nothing and holds no lock, so it counts as gone.
-const alive = (pid: number) => describeProcess(pid) !== undefined;
 
 describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client", function () {
     this.timeout(120_000);
@@ -238,22 +234,6 @@ describe("affectedVnfcs from the engine's events (ServerChanges)", () => {
             ],
         );
         assert.equal(changes.count, 5, "the master's same step changes nothing");
-    });
-});
-
-describe("Pulumi processes a dead service left behind (pulumiProcess)", () => {
-    it("only the recorded process is signalled: a PID with another start time is left alone; the recorded one gets SIGINT", async () => {
-        const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
-        try {
-            const recorded = describeProcess(child.pid!)!;
-            assert.match(await stopPulumiProcess({ pid: child.pid!, startTime: String(Number(recorded.startTime) - 1) }, 1000), /was no longer running/);
-            assert.equal(child.exitCode ?? child.signalCode, null, "another process with that PID is not touched");
-            const exited = new Promise((r) => child.once("exit", (_code, signal) => r(signal)));
-            assert.match(await stopPulumiProcess(recorded, 5000), new RegExp(`its Pulumi command \\(pid ${child.pid}\\) was cancelled`));
-            assert.equal(await exited, "SIGINT");
-        } finally {
-            if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        }
     });
 });
 
@@ -590,19 +570,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[`${stack()}-worker-2`, "REMOVED"]]);
     });
 
-    it("heal one worker with the client: exactly its VM is replaced; VNFC ids stay; it is reported MODIFIED", async () => {
-        const before = await vnfcs();
-        const worker = before.find((v) => v.id.endsWith("-worker-1"));
-        assert.match(await openstack("heal", "--vnfc-instance", worker.id, "--", id), /has been accepted/);
-        const op = await settle();
-        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
-        assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[worker.id, "MODIFIED"]]);
-        const after = await vnfcs();
-        assert.deepEqual(after.map((v) => v.id), before.map((v) => v.id));
-        const changed = after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.id);
-        assert.deepEqual(changed, [worker.id]);
-    });
-
     it("operate: a graceful stop is two updates (drain, then every VM shut off); while STOPPED a scale is a 409; a start is one update back to STARTED", async () => {
         const instance = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body;
         assert.ok((await instance())._links.operate?.href.endsWith(`/vnf_instances/${id}/operate`), "the operate link");
@@ -782,30 +749,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.match(op.error.detail, /503/);
         const failed = await json("op", "fail", op.id);
         assert.equal(failed["Operation State"], "FAILED");
-    });
-
-    it("op cancel (client) stops the running Pulumi command (SIGINT): FAILED_TEMP, then rolled back", async () => {
-        delays({ up: 20_000 });
-        const before = calls().length;
-        try {
-            const accepted = await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_IN", aspectId: "worker_instance" });
-            const opId = accepted.location!.split("/").pop()!;
-            await startedCommand(before, "env");
-            const started = Date.now();
-            const printed = await vnflcmCancel(service.url, opId);
-            assert.match(printed, new RegExp(`Cancel request for LCM operation ${opId} has been accepted`));
-            const op = await settle();
-            assert.ok(Date.now() - started < 15_000, "cancelled, not waited out");
-            assert.equal(op.operationState, "FAILED_TEMP");
-            assert.equal(op.isCancelPending, true);
-            assert.match(op.error.detail, /cancelled.*update canceled/s);
-            assert.deepEqual(locks(), [], "the cancelled update released its lock");
-        } finally {
-            delays(undefined);
-        }
-        const op = await settle();
-        await openstack("op", "rollback", op.id);
-        assert.equal((await settle()).operationState, "ROLLED_BACK");
     });
 
     it("progress streams as server-sent events while an operation runs, and the occurrence records it", async () => {

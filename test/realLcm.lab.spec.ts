@@ -88,6 +88,12 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         }
         assert.fail("no kubeadm join started");
     };
+    /**
+     * What is left in the service's temporary folder: each Pulumi command's private folder is its TMPDIR,
+     * where the real Kubernetes plugin writes the cluster's admin kubeconfig at every start and never
+     * removes it (pulumi-kubernetes provider/pkg/provider/util.go `writeKubeconfigToFile`).
+     */
+    const leftInTemporaryFolder = () => fs.readdirSync(env.TMPDIR);
     const locks = () => {
         const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
         return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
@@ -160,6 +166,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.equal(version.gitVersion, "v1.31.4", "the real API server answers there");
         const stackFile = project.stackFileText(stack())!;
         assert.ok(!stackFile.includes(suite.lab.password) && /secure: /.test(stackFile), "the passwords encrypted in the stack file");
+        assert.deepEqual(leftInTemporaryFolder(), [], "no kubeconfig (or anything else) of the Pulumi commands left in the service's temporary folder");
     });
 
     it("scale out and in with the seeds' bodies: a third worker ADDED, then REMOVED with its server; no password on any command line of the service's processes", async () => {
@@ -199,6 +206,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[worker.id, "MODIFIED"]]);
         const after = await vnfcs();
+        assert.deepEqual(after.map((v) => v.id), before.map((v) => v.id), "the VNFC ids stay");
         assert.deepEqual(after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.id), [worker.id]);
         assert.equal(api.servers().find((s) => s.name === worker.id)!.id, after.find((v) => v.id === worker.id).computeResource.resourceId);
     });
@@ -230,6 +238,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             assert.match(printed, /has been accepted/);
             const op = await settle();
             assert.equal(op.operationState, "FAILED_TEMP");
+            assert.equal(op.isCancelPending, true);
             assert.match(op.error.detail, /cancel/i);
             assert.deepEqual(locks(), [], "the cancelled update released its lock");
         } finally {
@@ -276,6 +285,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
         assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
+        assert.deepEqual(leftInTemporaryFolder(), [], "nothing of the Pulumi commands, the crashed one's included, left in the service's temporary folder");
         assert.match(await openstack("delete", id), /deleted successfully/);
         const kinds = callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
         for (const operation of ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"]) assert.ok(kinds.includes(`${operation} RESULT`), `${operation} RESULT notified`);

@@ -76,6 +76,10 @@ export function realPulumiEnv(home: string, passphrase: string, base: NodeJS.Pro
     for (const key of ["PATH", "HOME", "LANG", "TMPDIR", "USER"]) if (base[key]) env[key] = base[key]!;
     env.PATH = [...tools.binDirs, env.PATH ?? "/usr/bin:/bin"].join(path.delimiter);
     env.PULUMI_HOME = home;
+    // Inside the home, so that the test's removal of its home takes what the tools leave in theirs (the
+    // Kubernetes plugin a kubeconfig per start).
+    env.TMPDIR = path.join(home, "tmp");
+    fs.mkdirSync(env.TMPDIR, { recursive: true });
     env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
     env.PULUMI_SKIP_UPDATE_CHECK = "true";
     // `--event-log`, which the tests read (as the Automation API does), exists only with this set.
