@@ -84,8 +84,12 @@ export class SecurityGroup extends pulumi.ComponentResource {
         super("k8s-vnf:openstack:SecurityGroup", name, {}, opts);
         this.group = new openstack.networking.SecGroup(`${name}-group`, { name: args.groupName, description: args.description }, { parent: this });
         const membersGroupId = args.membersGroupId ?? this.group.id;
+        // Neutron deletes a group's rules with it (api-ref "Delete security group"), while the provider deletes
+        // rules one at a time per group, each waiting 5 s (terraform-provider-openstack v1.54.1
+        // resource_openstack_networking_secgroup_rule_v2.go: MutexKV on the group, `Delay: 5 * time.Second`):
+        // a dozen rules added a minute to every destroy. A rule removed on its own is still deleted.
         const rule = (id: string, r: Omit<openstack.networking.SecGroupRuleArgs, "securityGroupId" | "direction">) =>
-            new openstack.networking.SecGroupRule(`${name}-${id}`, { ...r, direction: "ingress", securityGroupId: this.group.id }, { parent: this });
+            new openstack.networking.SecGroupRule(`${name}-${id}`, { ...r, direction: "ingress", securityGroupId: this.group.id }, { parent: this, deletedWith: this.group });
 
         this.rules = [];
         for (const t of args.rules) {

@@ -135,6 +135,17 @@ describe("resource graphs of the example stacks", () => {
         }
     });
 
+    it("security group rules go with their group (deletedWith): a destroy deletes the group, not each rule", async () => {
+        const { graph } = await build("storage");
+        const rules = graph.ofType(T.rule);
+        assert.ok(rules.length > 10);
+        for (const r of rules) {
+            const group = r.opts.deletedWith as unknown as { __name: string } | undefined;
+            assert.equal(group?.__name, `${r.parent}-group`, r.name);
+            assert.equal(r.inputs.securityGroupId, `${r.parent}-group-id`, `${r.name}: in the group it goes with`);
+        }
+    });
+
     it("complex: three masters share the VIP port's address; HAProxy and VRRP rules", async () => {
         const { graph, outputs } = await build("complex");
         assert.equal(graph.ofType(T.instance).filter((r) => r.inputs.metadata["k8s-vnf-role"] === "master").length, 3);

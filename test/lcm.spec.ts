@@ -9,8 +9,6 @@ import { Lab, labAvailable } from "./lab/lab";
 import { listObjects } from "./support/engine/kubernetes/store";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { Callback, clientAvailable, seedBody, vnflcmClient } from "./support/lcmClient";
-import { ociArchive } from "./support/ociImage";
-import { registryImage } from "./support/registryImage";
 import { PROJECT_DIR } from "./support/program";
 import { alive } from "./support/processAlive";
 import { opState, ServiceProcess, waitForOp } from "./support/serviceProcess";
@@ -262,8 +260,6 @@ describe("LCM service authentication", function () {
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
 /** The vnfdId seed 000's instance is created with: its package is examples/package under `serve --packages`. */
 const STORAGE_VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
-/** The vnfdId of seed 002's registry VNF: its package holds the registry image its body names (`image_path`). */
-const REGISTRY_VNFD = "7a2c5d4e-0002-4c1b-9f3a-5e6d7c8b9a02";
 /** The vnfdId of seed 003's CNF: examples/cnf-package (its VNFD and manifests). */
 const CNF_VNFD = "c3f0e5a1-0003-4a6b-8d2e-1f0a9b8c7d03";
 
@@ -317,20 +313,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
         return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
     };
-    /** Waits until an occurrence (by its URL) is no longer running; returns it. */
-    const finished = async (opUrl: string) => {
-        for (let i = 0; i < 1200; i++) {
-            const op = (await (await fetch(opUrl)).json()) as any;
-            if (!["STARTING", "PROCESSING", "ROLLING_BACK"].includes(op.operationState)) return op;
-            await new Promise((r) => setTimeout(r, 250));
-        }
-        assert.fail(`${opUrl} did not finish`);
-    };
     const vnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
-    /** Seed 000's instance: its VNFCs, its PersistentVolumes in the stand-in cluster, its newest finished operation. */
-    let storage = "";
-    const storageVnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${storage}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
-    const pvsDir = () => path.join(lab.clusterState, `vnf-${storage}`, "pvs");
     const latestOp = async (instanceId: string) => {
         for (let i = 0; i < 1200; i++) {
             const last = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
@@ -353,8 +336,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
             this.skip();
         }
         lab = await startLab(this);
-        fs.mkdirSync(path.join(packagesDir, REGISTRY_VNFD, "Files/images"), { recursive: true });
-        await registryImage(path.join(packagesDir, REGISTRY_VNFD, "Files/images/private_registry.tar"), "docker-archive");
         project = serviceProject();
         env = standInEnv(knobs, lab);
         service = await ServiceProcess.start(dataDir, env, ["--project", project.dir, "--packages", packagesDir]);
@@ -510,42 +491,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual((await vnfcs()).map((v) => v.computeResource.resourceId), serversBefore);
     });
 
-    it("plans (POST /k8s-vnf/v1/vnf_instances/{id}/plan): the seed's scale-out body lists only the new worker's changes and its join; a heal of a worker its drain before its VM goes, then its join; nothing is changed", async () => {
-        const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-        const snapshot = () => [path.join(project.dir, "stacks", `Pulumi.${stack()}.yaml`), ...files(path.join(project.dir, ".pulumi-state"))].map((f) => `${f}\n${fs.readFileSync(f, "utf8")}`);
-        const unchanged = { files: snapshot(), hosts: lab.hostNames().sort(), ops: (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, calls: calls().length };
-        const actionsOf = (plan: any) => plan.changes.flatMap((c: any) => c.actions.map((a: any) => `${c.name} ${a.phase}: ${a.action}`)) as string[];
-
-        const scaleOut = await api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-out.json"), "utf8")));
-        assert.equal(scaleOut.status, 200, JSON.stringify(scaleOut.body));
-        assert.equal(scaleOut.body.operation, "SCALE");
-        const added = scaleOut.body.changes.map((c: any) => `${c.op} ${c.name}`);
-        assert.ok(added.length > 0 && added.every((c: string) => /^create \S*worker-2\b/.test(c)), added.join("\n"));
-        assert.ok(added.includes(`create ${stack()}-worker-2-vm`), added.join("\n"));
-        const joins = actionsOf(scaleOut.body);
-        assert.ok(joins.some((a) => a === `${stack()}-kubeadm-worker-2-member create: kubeadm join ${stack()}-worker-2 (a bootstrap token fetched from a control-plane node)`), joins.join("\n"));
-        assert.ok(joins.every((a) => a.includes(`${stack()}-worker-2`)), `only the new node's actions:\n${joins.join("\n")}`);
-        assert.match(scaleOut.body.text, /Resources: \d+ to create, \d+ unchanged/);
-
-        const worker = (await vnfcs()).find((v) => v.id.endsWith("-worker-1"));
-        const heal = await fetch(`${service.url}/k8s-vnf/v1/vnf_instances/${id}/plan`, { method: "POST", headers: { "content-type": "application/json", accept: "text/plain" }, body: JSON.stringify({ vnfcInstanceId: [worker.id] }) });
-        const text = await heal.text();
-        assert.equal(heal.status, 200, text);
-        const order = (pattern: RegExp) => text.split("\n").findIndex((line) => pattern.test(line));
-        const drain = order(new RegExp(`^\\s+delete: drain ${stack()}-worker-1 on a control-plane node`));
-        const vmGoes = order(new RegExp(`^\\s*--\\s+delete-replaced\\s+${stack()}-worker-1-vm `));
-        const join = order(new RegExp(`^\\s+create: kubeadm join ${stack()}-worker-1 `));
-        assert.ok(drain >= 0 && vmGoes > drain && join > vmGoes, text);
-        assert.ok(!/worker-0|worker-2|master-0/.test(text.split("\nResources:")[0].split("\n").slice(1).join("\n")), `only worker-1 changes:\n${text}`);
-
-        assert.deepEqual(snapshot(), unchanged.files, "neither the stack's file nor its state changed");
-        assert.deepEqual(lab.hostNames().sort(), unchanged.hosts);
-        assert.equal((await api("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, unchanged.ops, "no occurrence");
-        const commands = calls().slice(unchanged.calls).map((l) => l.split(" ").slice(1, 3).join(" "));
-        assert.ok(commands.includes("preview --stack") || commands.some((c) => c.startsWith("preview")), commands.join("\n"));
-        assert.ok(!commands.some((c) => /^(up|update|destroy|refresh)\b/.test(c)), commands.join("\n"));
-    });
-
     it("scale out by one with the client: a third worker, scale level 1, reported ADDED; scale in below the minimum is refused and runs nothing", async () => {
         assert.match(await openstack("scale", "--type", "SCALE_OUT", "--aspect-id", "worker_instance", "--number-of-steps", "1", id), /has been accepted/);
         const op = await settle();
@@ -642,6 +587,10 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.match(r.body.detail, /additionalParams\.private_registry_installation_param\.image_path: Files\/images\/private_registry\.tar does not exist in the package directory/);
         assert.equal(calls().length, before, "nothing ran");
         await api("DELETE", `/vnflcm/v1/vnf_instances/${other}`);
+        const noPackage = await api("POST", `/vnflcm/v1/vnf_instances/${(await json("create", "no-such-vnfd")).ID}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }));
+        assert.equal(noPackage.status, 400, "an instance whose vnfdId has no package");
+        assert.match(noPackage.body.detail, /no package for vnfdId "no-such-vnfd": put the unpacked package in .*\/packages\/<vnfdId>/);
+        assert.equal(calls().length, before, "nothing ran");
     });
 
     it("healing the only master node by node is refused before anything runs", async () => {
@@ -779,75 +728,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.equal((await settle()).operationState, "COMPLETED");
         assert.ok(Date.now() - started < 120_000, "not held up by notification retries");
         await api("DELETE", `/vnflcm/v1/subscriptions/${sub.body.id}`);
-    });
-
-    it("seed 000 as it is (its PV manifests from the instance's package): the storage server, its PVs on the server's address; VNFCs named as the program names them", async () => {
-        storage = (await json("create", STORAGE_VNFD, "--name", "vnf-storage")).ID;
-        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }))).location!);
-        assert.equal(instantiated.operationState, "COMPLETED", JSON.stringify(instantiated.error));
-        const ids = (await storageVnfcs()).map((v: any) => v.id);
-        assert.ok(ids.includes(`vnf-${storage}-storage`), ids.join(", "));
-        assert.deepEqual(instantiated.resourceChanges.affectedVnfcs.map((v: any) => v.id).sort(), [...ids].sort());
-        const address = lab.host(`vnf-${storage}-storage`).address;
-        assert.deepEqual(fs.readdirSync(pvsDir()).sort(), ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);
-        for (const pv of fs.readdirSync(pvsDir())) {
-            assert.equal(JSON.parse(fs.readFileSync(path.join(pvsDir(), pv, "object.json"), "utf8")).spec.nfs.server, address, pv);
-        }
-        const noPackage = await api("POST", `/vnflcm/v1/vnf_instances/${(await json("create", "no-such-vnfd")).ID}/instantiate`, seedBody(lab, "storage-instantiate.json", { withoutVim: true }));
-        assert.equal(noPackage.status, 400);
-        assert.match(noPackage.body.detail, /no package for vnfdId "no-such-vnfd": put the unpacked package in .*\/packages\/<vnfdId>/);
-    });
-
-    it("heal of the storage VNFC with the client: FAILED_TEMP while a registered PV is Bound (nothing replaced); once released, op retry replaces exactly the storage VM and keeps the PVs", async () => {
-        const vnfc = `vnf-${storage}-storage`;
-        const serverOf = async () => (await storageVnfcs()).find((v: any) => v.id === vnfc).computeResource.resourceId;
-        const before = await serverOf();
-        const state = path.join(pvsDir(), "nfs-pv3", "state");
-        const pvs = () => fs.readdirSync(pvsDir()).map((pv) => fs.readFileSync(path.join(pvsDir(), pv, "state"), "utf8"));
-        fs.writeFileSync(state, fs.readFileSync(state, "utf8").replace(/^phase=.*$/m, "phase=Bound"));
-        const bound = pvs();
-        assert.match(await openstack("heal", "--vnfc-instance", vnfc, "--", storage), /has been accepted/);
-        const refusedHeal = await latestOp(storage);
-        assert.equal(refusedHeal.operationState, "FAILED_TEMP");
-        assert.match(JSON.stringify(refusedHeal.error), /the storage server is not replaced: PersistentVolume nfs-pv3 is Bound/);
-        assert.equal(await serverOf(), before, "nothing replaced");
-        fs.writeFileSync(state, fs.readFileSync(state, "utf8").replace(/^phase=.*$/m, "phase=Available"));
-        await openstack("op", "retry", refusedHeal.id);
-        const healed = await latestOp(storage);
-        assert.equal(healed.operationState, "COMPLETED", JSON.stringify(healed.error));
-        assert.deepEqual(healed.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[vnfc, "MODIFIED"]]);
-        assert.notEqual(await serverOf(), before);
-        assert.deepEqual(pvs(), bound.map((p) => p.replace("phase=Bound", "phase=Available")), "the same PersistentVolumes");
-        const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${storage}/terminate`, { terminationType: "FORCEFUL" })).location!);
-        assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
-        await api("DELETE", `/vnflcm/v1/vnf_instances/${storage}`);
-    });
-
-    it("seed 002's registry body as it is (its registry image from the instance's package): the registry runs on containerd, on its own volume; an image pushed to it survives a heal of its VNFC, at the same address", async () => {
-        const registry = (await json("create", REGISTRY_VNFD, "--name", "vnf-registry")).ID;
-        const instantiated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${registry}/instantiate`, seedBody(lab, "registry-vnf-instantiate.json", { withoutVim: true }))).location!);
-        assert.equal(instantiated.operationState, "COMPLETED", JSON.stringify(instantiated.error));
-        const vnfc = `vnf-${registry}-registry`;
-        const info = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${registry}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
-        assert.deepEqual((await info()).map((v) => [v.id, v.vduId]), [[vnfc, "PrivateRegistryVDU"]]);
-        const address = lab.host(vnfc).address;
-        assert.match(await lab.inside(vnfc, "ctr -n k8s-vnf-registry tasks ls"), /^registry\s+\d+\s+RUNNING$/m, "the registry image runs on containerd");
-        assert.equal(await lab.inside(vnfc, `curl -s -o /dev/null -w '%{http_code}' http://${address}:5000/v2/`), "200");
-        const app = ociArchive(path.join(dataDir, "app.tar"), { files: { "app.txt": "pushed before the heal\n" } });
-        await lab.inside(vnfc, "cat >/root/app.tar", { input: fs.readFileSync(app.file) });
-        await lab.inside(vnfc, `skopeo copy --quiet --dest-tls-verify=false oci-archive:/root/app.tar docker://${address}:5000/team/app:1.0`);
-        const server = async () => (await info())[0].computeResource.resourceId;
-        const before = await server();
-        assert.match(await openstack("heal", "--vnfc-instance", vnfc, "--", registry), /has been accepted/);
-        const healed = await latestOp(registry);
-        assert.equal(healed.operationState, "COMPLETED", JSON.stringify(healed.error));
-        assert.notEqual(await server(), before, "a new VM");
-        assert.equal(lab.host(vnfc).address, address, "at the same address");
-        const manifest = await lab.inside(vnfc, `curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' -o /dev/null -w '%{http_code}' http://${address}:5000/v2/team/app/manifests/1.0`);
-        assert.equal(manifest, "200", "the image pushed before the heal is served after it");
-        const terminated = await finished((await api("POST", `/vnflcm/v1/vnf_instances/${registry}/terminate`, { terminationType: "FORCEFUL" })).location!);
-        assert.equal(terminated.operationState, "COMPLETED", JSON.stringify(terminated.error));
-        await api("DELETE", `/vnflcm/v1/vnf_instances/${registry}`);
     });
 
     it("the lab's password is nowhere to be seen: not on a Pulumi command line, in a stack file, a GET, a notification or the service's output", async () => {

@@ -134,7 +134,7 @@ describe("lab OpenStack API: the real openstack client against servers that are 
         assert.ok(["compute-1", "compute-2"].includes(shown["OS-EXT-SRV-ATTR:host"]));
         const port = await openstack("port", "show", state.portId!);
         assert.deepEqual([port.status, port.device_id], ["ACTIVE", state.serverId]);
-        assert.deepEqual(api!.servers().find((s) => s.id === state.serverId), { id: state.serverId, name: "vm1", status: "ACTIVE", address: state.address, computeHost: shown["OS-EXT-SRV-ATTR:host"] });
+        assert.deepEqual(api!.servers().find((s) => s.id === state.serverId), { id: state.serverId, name: "vm1", status: "ACTIVE", address: state.address, computeHost: shown["OS-EXT-SRV-ATTR:host"], availabilityZone: "nova" });
     });
 
     it("server stop → SHUTOFF with sshd gone; start → ACTIVE with sshd back", async () => {

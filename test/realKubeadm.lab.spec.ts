@@ -120,6 +120,40 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
         assert.deepEqual(Object.keys(result.changes), ["same"]);
     });
 
+    it("preview under the real engine: nothing to change; a scale-out shows creates for the new worker only, with its join; a worker heal its membership deleted before its VM, both made again, and what each replacement runs; nothing changes", async () => {
+        const state = JSON.stringify(stack.state());
+        const preview = async (...extra: string[]) => {
+            await stack.applyConfig();
+            const { stdout, stderr } = await stack.cli(["preview", "--stack", stack.name, "--color", "never", ...extra]);
+            return `${stdout}\n${stderr}`;
+        };
+        // The JSON digest leaves out a replacement's delete-replaced and create-replacement steps unless asked
+        // (v3.248.0 pkg/backend/display/display.go `shouldShow`).
+        const steps = async () => (JSON.parse(await stack.preview(["--json", "--show-replacement-steps"])).steps as { op: string; urn: string }[]).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+        await preview("--expect-no-changes");
+
+        stack.set("workers.count", 2);
+        const creates = (await steps()).filter((s) => s.startsWith("create "));
+        assert.ok(creates.includes(`create ${CLUSTER}-worker-1-vm`) && creates.includes(`create ${CLUSTER}-kubeadm-worker-1-member`), creates.join("\n"));
+        assert.deepEqual(creates.filter((s) => !s.includes("worker-1")), [], "nothing else is created");
+        assert.match(await preview("--diff"), new RegExp(`action *: "kubeadm join ${CLUSTER}-worker-1 \\(a bootstrap token fetched from a control-plane node\\)"`));
+
+        stack.set("workers.count", 1);
+        stack.set("heal.nodes.worker-0", 1);
+        const heal = await steps();
+        const at = (step: string) => heal.indexOf(step);
+        const [member, vm] = [`${CLUSTER}-kubeadm-worker-0-member`, `${CLUSTER}-worker-0-vm`];
+        assert.ok(at(`delete-replaced ${member}`) >= 0 && at(`delete-replaced ${member}`) < at(`delete-replaced ${vm}`), heal.join("\n"));
+        assert.ok(at(`delete-replaced ${vm}`) < at(`replace ${vm}`) && at(`replace ${vm}`) < at(`create-replacement ${vm}`), heal.join("\n"));
+        assert.ok(at(`create-replacement ${member}`) > at(`create-replacement ${vm}`), "the membership is made again after the VM");
+        assert.deepEqual(heal.filter((s) => /master-0/.test(s) && !s.startsWith("same ")), [], "the master is untouched");
+        const text = await preview("--diff");
+        assert.match(text, new RegExp(`\\[WorkerMember [^\\]\\s]*${CLUSTER}-worker-0\\] will replace \\(vmId\\): delete: drain ${CLUSTER}-worker-0 on a control-plane node, delete its Node, kubeadm reset ${CLUSTER}-worker-0, then create: kubeadm join ${CLUSTER}-worker-0 `), "what the replacement runs, from the step's diff");
+        delete stack.config.heal;
+        assert.equal(JSON.stringify(stack.state()), state, "a preview changes nothing");
+        await preview("--expect-no-changes");
+    });
+
     it("scale out and in: a second worker joins the real cluster's CA; it is drained and deleted again", async () => {
         stack.set("workers.count", 2);
         await stack.up();

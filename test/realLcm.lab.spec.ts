@@ -12,66 +12,35 @@
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { descendants } from "../service/pulumiProcess";
 import { clusterState } from "./support/clusterState";
 import { REQUESTS_DIR } from "./support/fixtures";
-import { Callback, clientAvailable, seedBody, vnflcmCancel, vnflcmClient } from "./support/lcmClient";
-import { skipAfterFirstFailure, useLab } from "./support/labSuite";
-import { LabOpenStackApi } from "./support/openstackApi/server";
+import { vnflcmCancel } from "./support/lcmClient";
+import { skipAfterFirstFailure } from "./support/labSuite";
 import { alive } from "./support/processAlive";
-import { ServiceProcess } from "./support/serviceProcess";
-import { serviceProject, ServiceProject } from "./support/serviceProject";
-import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
+import { leftInTemporaryFolder, useRealLcmService } from "./support/realLcmService";
+import { useBuiltTools } from "./support/tools";
 
 const exec = promisify(execFile);
-/** What the seeds name: the VIM, the network, and Tacker's sample VNFD's image and flavor. */
+/** What the seeds name: the VIM and the network. */
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
 const SEED_NETWORK = "71a3fbd1-f31e-4c2c-b0e2-26267d64a9ee";
-const SAMPLE_IMAGE = "ubuntu-20.04-server-cloudimg-amd64";
-const SAMPLE_FLAVOR = "m1.medium";
 const VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
 const CLUSTER_STATE = "lcm";
-const RUNNING = ["STARTING", "PROCESSING", "ROLLING_BACK"];
 
 describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the real openstack vnflcm client, the lab OpenStack API, faults from the lab", function () {
     useBuiltTools();
     this.timeout(900_000);
-    let api: LabOpenStackApi;
-    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-"));
-    const home = path.join(dataDir, "pulumi-home");
-    let project: ServiceProject;
-    let env: Record<string, string>;
-    let service: ServiceProcess;
-    let callback: Callback;
+    const lcm = useRealLcmService({ cluster: CLUSTER_STATE, networkId: SEED_NETWORK, vimIds: [SEED_VIM] });
+    const { suite, openstack, call, seedFile } = lcm;
     let id = "";
     const stack = () => `vnf-${id}`;
-
-    const openstack = vnflcmClient(() => service.url);
-    const call = (method: string, route: string, body?: unknown) => service.call(method, route, body);
-    const seedFile = (name: string) => {
-        const file = path.join(dataDir, name);
-        fs.writeFileSync(file, JSON.stringify(seedBody(suite.lab, name)));
-        return file;
-    };
-    const startService = async () => {
-        service = await ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir], env);
-    };
-    /** The instance's newest operation once it has left STARTING/PROCESSING/ROLLING_BACK. */
-    const settle = async () => {
-        for (let i = 0; i < 2400; i++) {
-            const last = (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === id).at(-1);
-            if (last && !RUNNING.includes(last.operationState)) return last;
-            await new Promise((r) => setTimeout(r, 250));
-        }
-        assert.fail("the operation did not finish");
-    };
-    const vnfcs = async () => (await call("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
+    const settle = () => lcm.settle(id);
+    const vnfcs = () => lcm.vnfcs(id);
     const workers = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").map((v) => v.id);
-    const servers = () => api.servers().map((s) => s.name).sort();
+    const servers = () => lcm.api.servers().map((s) => s.name).sort();
     /** Each kubeadm join on the lab hosts takes this long (the stand-ins' delay), or no time. */
     const slowJoins = (seconds: number | undefined) => {
         const file = path.join(suite.lab.clusterState, CLUSTER_STATE, "delay");
@@ -88,66 +57,19 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         }
         assert.fail("no kubeadm join started");
     };
-    /**
-     * What is left in the service's temporary folder: each Pulumi command's private folder is its TMPDIR,
-     * where the real Kubernetes plugin writes the cluster's admin kubeconfig at every start and never
-     * removes it (pulumi-kubernetes provider/pkg/provider/util.go `writeKubeconfigToFile`).
-     */
-    const leftInTemporaryFolder = () => fs.readdirSync(env.TMPDIR);
     const locks = () => {
-        const dir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
+        const dir = path.join(lcm.project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
         return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
     };
 
     skipAfterFirstFailure();
-
-    before(async function () {
-        if (!suite.lab) this.skip();
-        if (!clientAvailable()) {
-            if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
-            this.skip();
-        }
-        const tools = builtTools();
-        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
-        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER_STATE, networkId: SEED_NETWORK, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
-        suite.onTeardown(() => api.stop());
-        project = serviceProject();
-        fs.mkdirSync(home);
-        fs.mkdirSync(path.join(dataDir, "service"));
-        env = { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: tools.pulumiRoot };
-        await startService();
-        callback = await Callback.start();
-        suite.onTeardown(async () => {
-            suite.captured.push(service.output, ...callback.received.map((n) => JSON.stringify(n)));
-            // A test that failed between a crash and the restart may leave Pulumi commands: the service's
-            // own tree, by PID, with whatever they started.
-            const tree = [service.pid, ...descendants(service.pid)];
-            await service.stop();
-            for (const pid of tree.filter(alive)) {
-                try {
-                    process.kill(pid, "SIGKILL");
-                } catch {
-                    // gone meanwhile
-                }
-            }
-            await callback.stop();
-            project.remove();
-            fs.rmSync(dataDir, { recursive: true, force: true });
-        });
-        const file = path.join(dataDir, "subscription.json");
-        fs.writeFileSync(file, JSON.stringify({ callbackUri: callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
-        await openstack("subsc", "create", file);
-        const c = api.credentials;
-        const vim = await call("POST", "/k8s-vnf/v1/vims", { id: SEED_VIM, name: "lab-openstack", authUrl: api.authUrl, username: c.username, password: c.password, projectName: c.projectName, userDomainName: c.userDomainName, projectDomainName: c.projectDomainName, region: c.region });
-        assert.equal(vim.status, 201, JSON.stringify(vim.body));
-    });
 
     it("instantiate with the seed's body: COMPLETED; the real OpenStack provider made 1 master + 2 workers, each VNFC its Nova server; the master runs the real control plane", async () => {
         id = JSON.parse(await openstack("create", VNFD, "--name", "vnf-real", "-f", "json")).ID;
         assert.match(await openstack("instantiate", id, seedFile("simple-instantiate.json")), /has been accepted/);
         const op = await settle();
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
-        const byName = new Map(api.servers().map((s) => [s.name, s]));
+        const byName = new Map(lcm.api.servers().map((s) => [s.name, s]));
         assert.deepEqual([...byName.keys()].sort(), [`${stack()}-master-0`, `${stack()}-worker-0`, `${stack()}-worker-1`]);
         const shown = await vnfcs();
         assert.deepEqual(
@@ -160,19 +82,53 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             "each VNFC's compute resource is the server the lab's Nova made",
         );
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), shown.map((v) => [v.id, "ADDED"]));
-        const vim = JSON.parse((await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vim", "show", "kubernetes_vim", "-f", "json"], { timeout: 60_000 })).stdout);
+        const vim = JSON.parse((await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", lcm.service.url, "vim", "show", "kubernetes_vim", "-f", "json"], { timeout: 60_000 })).stdout);
         assert.equal(vim.auth_url, `https://${byName.get(`${stack()}-master-0`)!.address}:6443`, "the Kubernetes VIM at the master (vim show, client)");
         const version = JSON.parse(await suite.lab.inside(`${stack()}-master-0`, "curl -sk https://127.0.0.1:6443/version"));
         assert.equal(version.gitVersion, "v1.31.4", "the real API server answers there");
-        const stackFile = project.stackFileText(stack())!;
+        const stackFile = lcm.project.stackFileText(stack())!;
         assert.ok(!stackFile.includes(suite.lab.password) && /secure: /.test(stackFile), "the passwords encrypted in the stack file");
-        assert.deepEqual(leftInTemporaryFolder(), [], "no kubeconfig (or anything else) of the Pulumi commands left in the service's temporary folder");
+        assert.deepEqual(leftInTemporaryFolder(lcm), [], "no kubeconfig (or anything else) of the Pulumi commands left in the service's temporary folder");
+    });
+
+    it("plans (POST /k8s-vnf/v1/vnf_instances/{id}/plan), the real CLI's preview with a scratch config file: the seed's scale-out body lists only the new worker's changes and its join; a worker heal its drain before its VM goes, then its join; nothing is changed", async () => {
+        const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+        const snapshot = () => [path.join(lcm.project.dir, "stacks", `Pulumi.${stack()}.yaml`), ...files(path.join(lcm.project.dir, ".pulumi-state")).filter((f) => !f.includes("/backups/"))].map((f) => `${f}\n${fs.readFileSync(f, "utf8")}`);
+        const unchanged = { files: snapshot(), servers: servers(), ops: (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length };
+        const actionsOf = (plan: any) => plan.changes.flatMap((c: any) => c.actions.map((a: any) => `${c.name} ${a.phase}: ${a.action}`)) as string[];
+
+        const scaleOut = await call("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-out.json"), "utf8")));
+        assert.equal(scaleOut.status, 200, JSON.stringify(scaleOut.body));
+        assert.equal(scaleOut.body.operation, "SCALE");
+        const added = scaleOut.body.changes.map((c: any) => `${c.op} ${c.name}`);
+        assert.ok(added.length > 0 && added.every((c: string) => /^create \S*worker-2\b/.test(c)), added.join("\n"));
+        assert.ok(added.includes(`create ${stack()}-worker-2-vm`), added.join("\n"));
+        const joins = actionsOf(scaleOut.body);
+        assert.ok(joins.some((a) => a === `${stack()}-kubeadm-worker-2-member create: kubeadm join ${stack()}-worker-2 (a bootstrap token fetched from a control-plane node)`), joins.join("\n"));
+        assert.ok(joins.every((a) => a.includes(`${stack()}-worker-2`)), `only the new node's actions:\n${joins.join("\n")}`);
+        assert.match(scaleOut.body.text, /Resources: \d+ to create, \d+ unchanged/);
+
+        const worker = (await vnfcs()).find((v) => v.id.endsWith("-worker-1"));
+        const heal = await fetch(`${lcm.service.url}/k8s-vnf/v1/vnf_instances/${id}/plan`, { method: "POST", headers: { "content-type": "application/json", accept: "text/plain" }, body: JSON.stringify({ vnfcInstanceId: [worker.id] }) });
+        const text = await heal.text();
+        assert.equal(heal.status, 200, text);
+        const order = (pattern: RegExp) => text.split("\n").findIndex((line) => pattern.test(line));
+        const drain = order(new RegExp(`^\\s+delete: drain ${stack()}-worker-1 on a control-plane node`));
+        const vmGoes = order(new RegExp(`^\\s*--\\s+delete-replaced\\s+${stack()}-worker-1-vm `));
+        const join = order(new RegExp(`^\\s+create: kubeadm join ${stack()}-worker-1 `));
+        assert.ok(drain >= 0 && vmGoes > drain && join > vmGoes, text);
+        assert.ok(!/worker-0|worker-2|master-0/.test(text.split("\nResources:")[0].split("\n").slice(1).join("\n")), `only worker-1 changes:\n${text}`);
+
+        assert.deepEqual(snapshot(), unchanged.files, "neither the stack's file nor its state changed");
+        assert.deepEqual(servers(), unchanged.servers);
+        assert.equal((await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, unchanged.ops, "no occurrence");
+        assert.deepEqual(leftInTemporaryFolder(lcm), [], "the scratch config file and the previews' temporary files are gone");
     });
 
     it("scale out and in with the seeds' bodies: a third worker ADDED, then REMOVED with its server; no password on any command line of the service's processes", async () => {
         const seen = new Set<string>();
         const sample = setInterval(() => {
-            for (const pid of descendants(service.pid)) {
+            for (const pid of descendants(lcm.service.pid)) {
                 try {
                     seen.add(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
                 } catch {
@@ -195,7 +151,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             clearInterval(sample);
         }
         assert.ok([...seen].some((c) => /\bpulumi up\b|\bup --yes\b/.test(c)), `the sample saw the update: ${[...seen].slice(0, 5).join(" | ")}`);
-        for (const secret of [suite.lab.password, api.credentials.password]) assert.ok(![...seen].some((c) => c.includes(secret)), "no secret on a command line");
+        for (const secret of [suite.lab.password, lcm.api.credentials.password]) assert.ok(![...seen].some((c) => c.includes(secret)), "no secret on a command line");
     });
 
     it("heal of one worker VNFC with the client: exactly its Nova server replaced, reported MODIFIED", async () => {
@@ -208,17 +164,17 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         const after = await vnfcs();
         assert.deepEqual(after.map((v) => v.id), before.map((v) => v.id), "the VNFC ids stay");
         assert.deepEqual(after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.id), [worker.id]);
-        assert.equal(api.servers().find((s) => s.name === worker.id)!.id, after.find((v) => v.id === worker.id).computeResource.resourceId);
+        assert.equal(lcm.api.servers().find((s) => s.name === worker.id)!.id, after.find((v) => v.id === worker.id).computeResource.resourceId);
     });
 
     it("Nova refusing a server create (the lab API answers 500): FAILED_TEMP with the provider's error for that VM; op retry (client) completes", async () => {
-        api.failNext("POST", /\/compute\/v2\.1\/servers$/, 500, { computeFault: { code: 500, message: "lab: the scheduler is down" } });
+        lcm.api.failNext("POST", /\/compute\/v2\.1\/servers$/, 500, { computeFault: { code: 500, message: "lab: the scheduler is down" } });
         assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).status, 202);
         const op = await settle();
         assert.equal(op.operationState, "FAILED_TEMP");
         // The provider reports a 500 by its status text only (gophercloud's ErrDefault500), not Nova's message.
         assert.match(op.error.detail, new RegExp(`^${stack()}-worker-2-vm: .*Error creating OpenStack server: Internal Server Error`, "s"));
-        assert.ok(!JSON.stringify(op.error).includes(api.credentials.password));
+        assert.ok(!JSON.stringify(op.error).includes(lcm.api.credentials.password));
         await openstack("op", "retry", op.id);
         const retried = await settle();
         assert.equal(retried.operationState, "COMPLETED", JSON.stringify(retried.error));
@@ -234,7 +190,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             const opId = accepted.location!.split("/").pop()!;
             await joinStarted(since);
             assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_IN", aspectId: "worker_instance" })).status, 409, "one operation at a time");
-            const printed = await vnflcmCancel(service.url, opId);
+            const printed = await vnflcmCancel(lcm.service.url, opId);
             assert.match(printed, /has been accepted/);
             const op = await settle();
             assert.equal(op.operationState, "FAILED_TEMP");
@@ -259,11 +215,11 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         try {
             opId = (await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).location!.split("/").pop()!;
             await joinStarted(since);
-            tree = descendants(service.pid);
+            tree = descendants(lcm.service.pid);
             assert.ok(tree.length >= 4, "the CLI, its language host, the program and the plugins");
-            await service.crash();
+            await lcm.service.crash();
             assert.ok(tree.every(alive), "the dead service's Pulumi processes still run");
-            await startService();
+            await lcm.startService();
             const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
             assert.equal(op.operationState, "FAILED_TEMP");
             // The join on the lab host outlasts SIGINT's grace: a graceful cancel waits for the steps under way.
@@ -283,11 +239,11 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.match(await openstack("terminate", id), /has been accepted/);
         const op = await settle();
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
-        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(lcm.api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
-        assert.deepEqual(leftInTemporaryFolder(), [], "nothing of the Pulumi commands, the crashed one's included, left in the service's temporary folder");
+        assert.deepEqual(leftInTemporaryFolder(lcm), [], "nothing of the Pulumi commands, the crashed one's included, left in the service's temporary folder");
         assert.match(await openstack("delete", id), /deleted successfully/);
-        const kinds = callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
+        const kinds = lcm.callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
         for (const operation of ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"]) assert.ok(kinds.includes(`${operation} RESULT`), `${operation} RESULT notified`);
     });
 });

@@ -1,6 +1,6 @@
 /**
  * The test engine's public surface: what the lab suites, the bench and the stand-in Pulumi CLI call. One
- * call is one `pulumi up` / `destroy` / `refresh` / `preview` of a stack: the real program (`index.ts`) runs
+ * call is one `pulumi up` / `destroy` / `refresh` of a stack: the real program (`index.ts`) runs
  * in a process of its own, as under the Node language host, and every resource it registers becomes a step
  * decided by Pulumi's own rules (see stepRules.ts), run through the real dynamic-provider host or answered
  * from the lab (OpenStack). State is kept in `stateFile` between calls.
@@ -40,8 +40,6 @@ export interface StackRun {
 export interface UpOptions {
     /** URNs to replace whatever their diff says (`--replace`). */
     replace?: string[];
-    /** A preview: nothing runs, unknown values stay unknown. */
-    preview?: boolean;
     /** How many resource operations may run at once (`--parallel`); default as the CLI's. */
     parallel?: number;
 }

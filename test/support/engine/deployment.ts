@@ -12,7 +12,7 @@ import { LabCloud } from "./labCloud";
 import { ProgramRun } from "./program";
 import { DYNAMIC_PROVIDER, isDynamic, ResourceProviders } from "./resourceProviders";
 import { KUBERNETES_PROVIDER, KubernetesStandIn } from "./kubernetesStandIn";
-import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, inputDiff, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, UNKNOWN, urnOf } from "./stepRules";
+import { containsUnknown, decide, dependentReplacements, DiffAnswer, ignoringChanges, inputDiff, isSecretValue, plain, providerUrn, scheduleDeletes, secretValue, shouldTriggerReplace, typeOfUrn, urnOf } from "./stepRules";
 import { ResourceState, RunState } from "./state";
 
 type Props = Record<string, unknown>;
@@ -62,18 +62,13 @@ export class Deployment {
     private readonly running = new Set<Promise<unknown>>();
     private readonly slots: { free: number; waiting: (() => void)[] } = { free: 1, waiting: [] };
 
-    /**
-     * `dryRun`: a preview (`pulumi preview`, `engine.Update` with dryRun, pkg/engine/update.go): the program runs
-     * with unknowns, Check and Diff are asked as in an update, no Create, Update, Delete or Read reaches a
-     * provider (step.go: the steps' Apply with `opts.DryRun`), and nothing is written (no checkpoint).
-     */
+    /** Previews are not modelled: the suites that run them use the real CLI. */
     constructor(
         private readonly run: StackRun,
         cloud: LabCloud,
-        private readonly dryRun = false,
     ) {
-        this.state = new RunState(run.stateFile, dryRun);
-        this.events = new EngineEvents(run, dryRun);
+        this.state = new RunState(run.stateFile);
+        this.events = new EngineEvents(run);
         this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
         run.signal?.addEventListener("abort", () => {
             this.fail("update canceled");
@@ -83,7 +78,6 @@ export class Deployment {
 
     /** `pulumi up`: the program runs; its registrations are steps; then what it no longer registers is deleted. */
     async up(options: UpOptions): Promise<RunResult> {
-        if (!!options.preview !== this.dryRun) throw new EngineRunError("a preview is a Deployment made with dryRun (engine/index.ts preview)");
         this.slots.free = parallelism(options.parallel);
         this.events.prelude();
         this.checkTargets(options.replace ?? []);
@@ -91,7 +85,7 @@ export class Deployment {
         if (!this.failure) {
             const replace = new Set(options.replace ?? []);
             const program = new ProgramRun(
-                { projectDir: this.run.projectDir, stack: this.run.stack, preview: this.dryRun, config: this.run.config, secretKeys: this.run.secretKeys, env: this.run.env ?? {} },
+                { projectDir: this.run.projectDir, stack: this.run.stack, config: this.run.config, secretKeys: this.run.secretKeys, env: this.run.env ?? {} },
                 {
                     supportsFeature: (id) => FEATURES.has(id),
                     registerResource: (request) => this.register(request, replace),
@@ -213,8 +207,7 @@ export class Deployment {
         }
         if (!old) return this.step("create", undefined, checked, () => this.created(checked)).then((c) => this.record(c, "create"));
 
-        // Unknowns in a replacement trigger are fine in a preview (step_generator.go, generateSteps).
-        if (!this.dryRun && containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
+        if (containsUnknown(goal.replacementTrigger)) throw new Error(`replacement trigger contains unknowns for ${goal.urn}`);
         const triggered = shouldTriggerReplace(goal.replacementTrigger, old.replacementTrigger);
         // `providerChanged`: a resource whose explicit provider is another one (a replaced provider has a new id) is replaced.
         const providerChanged = (old.provider ?? "") !== (goal.provider ?? "");
@@ -234,8 +227,7 @@ export class Deployment {
         }
         const stepDiff = this.stepDiff(diff, old, checked);
         if (decision.op === "update") {
-            // A preview's Update of a provider without preview support answers the new inputs (provider_plugin.go Update).
-            const updated = async () => ({ ...checked, id: old.id, outputs: this.dryRun ? checked.inputs : await this.providers.update(old, checked.inputs) });
+            const updated = async () => ({ ...checked, id: old.id, outputs: await this.providers.update(old, checked.inputs) });
             return this.step("update", old, checked, updated, { diffs: stepDiff.diffs, detailedDiff: stepDiff.detailedDiff }).then((u) => this.record(u, "update"));
         }
         // A replacement checks the new inputs again, without the old ones (continueStepsFromDiff).
@@ -261,16 +253,9 @@ export class Deployment {
         return this.step("create-replacement", old, next, () => this.created(next), diff).then((c) => this.record(c, "replace"));
     }
 
-    /**
-     * A CreateStep's result (step.go `CreateStep.Apply`). In a preview no provider creates anything: a provider
-     * without preview support (dynamic providers: the host's Configure sets no `supportsPreview`; the stand-ins
-     * here likewise) answers the inputs as the outputs and no id (provider_plugin.go `Create`, `req.Preview`);
-     * a provider resource gets the unknown id (providers/registry.go `Create`). The SDK resolves an empty id and
-     * the outputs the answer lacks as unknown in a dry run (sdk/nodejs/runtime/resource.ts, rpc.ts `resolveProperties`).
-     */
+    /** A CreateStep's result (step.go `CreateStep.Apply`). */
     private async created(next: ResourceState): Promise<ResourceState> {
-        if (!this.dryRun) return { ...next, ...(await this.providers.create(next)) };
-        return { ...next, id: next.type.startsWith("pulumi:providers:") ? UNKNOWN : "", outputs: next.inputs };
+        return { ...next, ...(await this.providers.create(next)) };
     }
 
     /**
@@ -309,12 +294,8 @@ export class Deployment {
         }
     }
 
-    /**
-     * `DeleteStep.Apply` (step.go): nothing in a preview (the step is still shown, whatever `deletedWith` says);
-     * no provider call for a resource deleted with another one this run deletes.
-     */
+    /** `DeleteStep.Apply` (step.go): no provider call for a resource deleted with another one this run deletes. */
     private async delete(r: ResourceState): Promise<void> {
-        if (this.dryRun) return;
         if (r.deletedWith && this.deleting.has(r.deletedWith)) return;
         await this.providers.delete(r);
     }

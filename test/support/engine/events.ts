@@ -35,14 +35,7 @@ export class EngineEvents {
     private sequence = 0;
     private readonly started = Date.now();
 
-    /**
-     * `planning`: a preview's step events say so (`previewActions` passes planning=true to resourcePreEvent and
-     * resourceOutputsEvent, pkg/engine/update.go; `ResourcePreEvent.Planning`, omitted when false).
-     */
-    constructor(
-        private readonly run: StackRun,
-        private readonly planning = false,
-    ) {}
+    constructor(private readonly run: StackRun) {}
 
     prelude(): void {
         const config = Object.fromEntries(Object.entries(this.run.config).map(([k, v]) => [k, this.run.secretKeys.includes(k) ? "[secret]" : v]));
@@ -51,11 +44,11 @@ export class EngineEvents {
 
     /** A step starting; `old` is the state it replaces or removes, `next` the state it aims at. */
     pre(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, diff: StepDiff = {}): void {
-        this.emit({ resourcePreEvent: { metadata: this.metadata(op, old, next, diff), ...(this.planning ? { planning: true } : {}) } });
+        this.emit({ resourcePreEvent: { metadata: this.metadata(op, old, next, diff) } });
     }
 
     outputs(op: EventOp, old: ResourceState | undefined, next: ResourceState | undefined, diff: StepDiff = {}): void {
-        this.emit({ resOutputsEvent: { metadata: this.metadata(op, old, next, diff), ...(this.planning ? { planning: true } : {}) } });
+        this.emit({ resOutputsEvent: { metadata: this.metadata(op, old, next, diff) } });
     }
 
     /** A dynamic provider's error has an unknown status (provider_plugin.go: gRPC UNKNOWN → StatusUnknown, 2). */
@@ -73,7 +66,7 @@ export class EngineEvents {
     }
 
     summary(changes: Partial<Record<StepOp, number>>, result: "succeeded" | "failed" | "canceled", maybeCorrupt: boolean): void {
-        this.emit({ summaryEvent: { maybeCorrupt, durationSeconds: Math.ceil((Date.now() - this.started) / 1000), resourceChanges: changes, PolicyPacks: {}, isPreview: this.planning, result } });
+        this.emit({ summaryEvent: { maybeCorrupt, durationSeconds: Math.ceil((Date.now() - this.started) / 1000), resourceChanges: changes, PolicyPacks: {}, isPreview: false, result } });
     }
 
     /** `StepEventMetadata`: `keys`, `diffs` and `logical` omitted when empty (omitempty); `detailedDiff` always present. */

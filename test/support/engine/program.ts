@@ -16,7 +16,6 @@ export interface ProgramHandlers {
 export interface ProgramSettings {
     projectDir: string;
     stack: string;
-    preview: boolean;
     /** `PULUMI_CONFIG`: key → value as text; secrets decrypted. */
     config: Record<string, string>;
     secretKeys: string[];
@@ -39,7 +38,7 @@ export class ProgramRun {
         // The language host starts the program's entry as JavaScript (Pulumi.yaml `main`, runtime.options.typescript
         // false); the entry loads the TypeScript sources with sucrase (loader/typescript.js). The host process here
         // loads itself (programHost.ts) with that same loader, so the program runs as under `pulumi up`.
-        this.child = fork(path.join(__dirname, "programHost.ts"), [settings.projectDir, settings.stack, settings.preview ? "preview" : "update"], {
+        this.child = fork(path.join(__dirname, "programHost.ts"), [settings.projectDir, settings.stack], {
             cwd: settings.projectDir,
             env,
             execArgv: ["-r", path.join(settings.projectDir, "loader", "typescript.js")],

@@ -5,7 +5,7 @@
  * under the CLI. The SDK runs in mock mode (`setMockOptions`) with the resource monitor below, which hands
  * every request, with its dependencies and options, to the engine over IPC and answers with what the
  * engine decided. Started by program.ts with `fork` (loaded, as the program, by loader/typescript.js); argv: project
- * dir, stack, "preview" | "update". The program is loaded through its entry (Pulumi.yaml `main`: main.js), as the
+ * dir, stack. It always runs as an update (previews are not modelled). The program is loaded through its entry (Pulumi.yaml `main`: main.js), as the
  * language host loads it.
  */
 import * as fs from "node:fs";
@@ -15,7 +15,7 @@ import * as YAML from "yaml";
 type Callback = (err: Error | null, resp?: unknown) => void;
 type Reply = { error?: string; [key: string]: unknown };
 
-const [projectDir, stack, mode] = process.argv.slice(2);
+const [projectDir, stack] = process.argv.slice(2);
 const send = (message: Record<string, unknown>) => process.send!(message);
 
 let nextCall = 0;
@@ -105,7 +105,7 @@ function entryPoint(): string {
 }
 
 async function main(): Promise<void> {
-    pulumi.runtime.setMockOptions(monitor, "k8s-vnf", stack, mode === "preview");
+    pulumi.runtime.setMockOptions(monitor, "k8s-vnf", stack, false);
     const program = entryPoint();
     await pulumi.runtime.runInPulumiStack(async () => require(program));
     await pulumi.runtime.disconnect();

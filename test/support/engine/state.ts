@@ -64,11 +64,7 @@ export class RunState {
     private readonly removed = new Set<ResourceState>();
     outputs: Record<string, unknown>;
 
-    /** A preview's state: kept in memory, never written (pkg/backend/diy/backend.go: a preview saves no checkpoint). */
-    constructor(
-        private readonly file: string,
-        private readonly dryRun = false,
-    ) {
+    constructor(private readonly file: string) {
         this.olds = loadCheckpoint(file);
         // A failed run keeps the stack's outputs (step_executor.go: finalizing stack outputs on error).
         this.outputs = { ...this.olds.outputs };
@@ -119,7 +115,6 @@ export class RunState {
     }
 
     save(): void {
-        if (this.dryRun) return;
         saveCheckpoint(this.file, { resources: this.resources(), outputs: this.outputs });
     }
 }

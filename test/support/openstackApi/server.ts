@@ -121,10 +121,10 @@ export class LabOpenStackApi {
         });
     }
 
-    servers(): { id: string; name: string; status: string; address: string; computeHost: string }[] {
+    servers(): { id: string; name: string; status: string; address: string; computeHost: string; availabilityZone: string }[] {
         return [...this.state.servers.values()].map((s) => {
             const first = s.ports.map((id) => this.state.ports.get(id)).find((p) => p?.fixed_ips.length);
-            return { id: s.id, name: s.name, status: s.status, address: first?.fixed_ips[0].ip_address ?? "", computeHost: s.computeHost ?? "" };
+            return { id: s.id, name: s.name, status: s.status, address: first?.fixed_ips[0].ip_address ?? "", computeHost: s.computeHost ?? "", availabilityZone: s.availabilityZone };
         });
     }
 

@@ -1,10 +1,12 @@
 /**
  * STAND-IN for the Pulumi CLI (the real one cannot be installed here), behaving as v3.248.0 does for every
  * command this project and the Node SDK's Automation API run: `version`, `stack init|select|output|history`,
- * `config [get|set|set-all|rm|rm-all]`, `up`, `preview`, `destroy`, `refresh`, `cancel`. What the real CLI refuses, it
+ * `config [get|set|set-all|rm|rm-all]`, `up`, `destroy`, `refresh`, `cancel`. What the real CLI refuses, it
  * refuses, with the real message; each rule is cited where it is implemented (commandLine.ts, project.ts,
  * stackConfig.ts, passphrase.ts, backend.ts, update.ts, eventLog.ts). It runs non-interactively and keeps
  * no "current stack": every command names its stack. Test knobs: knobs.ts.
+ * Previews (`preview`, `destroy --preview-only`) are no longer modelled: the suites that run them use the real
+ * CLI (realPulumi, realKubeadm and realLcm .lab.spec.ts); here they fail, saying so.
  */
 import * as path from "node:path";
 import { DiyBackend } from "./backend";
@@ -13,7 +15,6 @@ import { delayFor, recordCall, versionOverride } from "./knobs";
 import { loadOutputs } from "./outputs";
 import { findProject, Project } from "./project";
 import { coerce, parseConfigKey, StackConfigFile } from "./stackConfig";
-import { runPreview } from "./preview";
 import { runUpdate } from "./update";
 
 /** The version the stand-in follows; the Node SDK picks the gRPC event log for anything newer than 3.205. */
@@ -33,29 +34,6 @@ const updateFlags: FlagSpec[] = [
     { name: "exec-kind", kind: "string" },
     { name: "message", short: "m", kind: "string" },
     // Registered only when PULUMI_DEBUG_COMMANDS is set (operations/up.go, destroy.go, refresh.go); the SDK sets it.
-    ...(process.env.PULUMI_DEBUG_COMMANDS ? [{ name: "event-log", kind: "string" as const }] : []),
-];
-
-/**
- * `pulumi preview`'s flags (pkg/cmd/pulumi/operations/preview.go `NewPreviewCmd`) that the stand-in implements,
- * and those the Node Automation API passes (sdk/nodejs/automation/stack.ts `preview`, `applyGlobalOpts`) that
- * change nothing here (`--exec-kind`, `--suppress-outputs`, `--suppress-progress`, `--parallel`).
- */
-const previewFlags: FlagSpec[] = [
-    stack,
-    { name: "diff", kind: "bool" },
-    json,
-    { name: "config-file", kind: "string" },
-    { name: "expect-no-changes", kind: "bool" },
-    { name: "replace", kind: "strings" },
-    { name: "message", short: "m", kind: "string" },
-    { name: "show-sames", kind: "bool" },
-    { name: "show-replacement-steps", kind: "bool" },
-    { name: "suppress-outputs", kind: "bool" },
-    { name: "suppress-progress", kind: "bool" },
-    { name: "parallel", short: "p", kind: "string" },
-    { name: "exec-kind", kind: "string" },
-    { name: "exec-agent", kind: "string" },
     ...(process.env.PULUMI_DEBUG_COMMANDS ? [{ name: "event-log", kind: "string" as const }] : []),
 ];
 
@@ -82,9 +60,7 @@ const COMMANDS: CommandSpec[] = [
     { names: ["config rm", "config remove"], flags: [stack, configFile, pathFlag], args: { min: 1, max: 1 } },
     { names: ["config rm-all", "config remove-all"], flags: [stack, configFile, pathFlag], args: { min: 1, max: Infinity } },
     { names: ["up", "update"], flags: [...updateFlags, { name: "replace", kind: "strings" }], args: { min: 0, max: 0 } },
-    { names: ["preview"], flags: previewFlags, args: { min: 0, max: 0 } },
-    // destroy.go: `--preview-only` shows what a destroy would delete, and needs no --yes.
-    { names: ["destroy"], flags: [...updateFlags, { name: "preview-only", kind: "bool" }], args: { min: 0, max: 0 } },
+    { names: ["destroy"], flags: updateFlags, args: { min: 0, max: 0 } },
     { names: ["refresh"], flags: updateFlags, args: { min: 0, max: 0 } },
     { names: ["cancel"], flags: [stack, yes], args: { min: 0, max: 1 } },
 ];
@@ -297,28 +273,9 @@ async function dispatch(line: CommandLine): Promise<void> {
             process.stdout.write(`The currently running update for '${ctx.stack}' has been canceled!\n`);
             return;
         }
-        case "preview": {
-            const ctx = context(line);
-            return runPreview({
-                project: ctx.project,
-                backend: ctx.backend,
-                stack: ctx.stack,
-                replace: line.strings("replace"),
-                eventLog: line.string("event-log"),
-                configFile: line.string("config-file"),
-                display: line.bool("json") ? "json" : line.bool("diff") ? "diff" : "progress",
-                showSames: line.bool("show-sames"),
-                showReplacementSteps: line.bool("show-replacement-steps"),
-                expectNoChanges: line.bool("expect-no-changes"),
-            });
-        }
         case "up":
         case "destroy":
         case "refresh": {
-            if (name === "destroy" && line.bool("preview-only")) {
-                const ctx = context(line);
-                return runPreview({ project: ctx.project, backend: ctx.backend, stack: ctx.stack, replace: [], eventLog: line.string("event-log"), display: "progress", showSames: false, showReplacementSteps: false, expectNoChanges: false, destroy: true });
-            }
             if (!line.bool("yes") && !line.bool("skip-preview")) throw new Error("--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode");
             const ctx = context(line);
             return runUpdate({ kind: name === "up" ? "update" : name, project: ctx.project, backend: ctx.backend, stack: ctx.stack, replace: line.strings("replace"), eventLog: line.string("event-log") });

@@ -1,0 +1,146 @@
+/**
+ * A suite of the LCM service on the real Pulumi CLI: `k8s-vnf serve` (its own process) with the built tools,
+ * a lab OpenStack API set up as an operator would set up a cloud for the seeds' bodies, the seeds' VIMs
+ * registered with the service at that API's Keystone, a subscriber, and the real `openstack vnflcm` client.
+ * Stopped after the suite: the service and whatever its Pulumi commands left, by PID.
+ */
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { descendants } from "../../service/pulumiProcess";
+import { Callback, clientAvailable, seedBody, vnflcmClient } from "./lcmClient";
+import { LabSuite, useLab } from "./labSuite";
+import { LabOpenStackApi } from "./openstackApi/server";
+import { alive } from "./processAlive";
+import { ApiResponse, ServiceProcess } from "./serviceProcess";
+import { serviceProject, ServiceProject } from "./serviceProject";
+import { builtTools, realPulumiEnv } from "./tools";
+
+/** What the seeds name: Tacker's sample VNFD's image and flavor (config/tacker.ts VNFD_DEFAULTS). */
+export const SAMPLE_IMAGE = "ubuntu-20.04-server-cloudimg-amd64";
+export const SAMPLE_FLAVOR = "m1.medium";
+const RUNNING = ["STARTING", "PROCESSING", "ROLLING_BACK"];
+
+export interface RealLcmOptions {
+    /** The lab's cluster state name (the stand-ins' shared state on the lab hosts). */
+    cluster: string;
+    /** The Neutron network id the seeds' bodies name. */
+    networkId: string;
+    /** The VIM ids the seeds' bodies name, each registered with the service at the lab's Keystone. */
+    vimIds: string[];
+    /** `serve --packages`: one unpacked VNF package per vnfdId, made before the service starts. */
+    packages?: (dir: string) => Promise<void>;
+}
+
+export interface RealLcm {
+    suite: LabSuite;
+    api: LabOpenStackApi;
+    service: ServiceProcess;
+    callback: Callback;
+    project: ServiceProject;
+    /** The suite's own folder (removed after it). */
+    dataDir: string;
+    /** The service's environment: TMPDIR is its temporary folder. */
+    env: Record<string, string>;
+    /** `openstack vnflcm …` against the service; its standard output. */
+    openstack: (...args: string[]) => Promise<string>;
+    call: (method: string, route: string, body?: unknown) => Promise<ApiResponse>;
+    /** Starts the service again (after a crash), on the same data. */
+    startService: () => Promise<void>;
+    /** The instance's newest operation once it has left STARTING/PROCESSING/ROLLING_BACK. */
+    settle: (instanceId: string) => Promise<any>;
+    vnfcs: (instanceId: string) => Promise<any[]>;
+    /** A seed's body, its passwords the lab's, as a file for the client. */
+    seedFile: (name: string) => string;
+    /** Credentials a test came across (a kubeconfig's key), looked for in the suite's output too. */
+    credentials: string[];
+}
+
+/** Call inside `describe`: the suite's service, started before its tests. */
+export function useRealLcmService(options: RealLcmOptions): RealLcm {
+    const ctx = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-")), credentials: [] as string[] } as RealLcm;
+    ctx.suite = useLab([], { secrets: () => [ctx.api?.credentials.password ?? "", ...ctx.credentials] });
+    const home = path.join(ctx.dataDir, "pulumi-home");
+    const packagesDir = path.join(ctx.dataDir, "packages");
+    ctx.openstack = vnflcmClient(() => ctx.service.url);
+    ctx.call = (method, route, body) => ctx.service.call(method, route, body);
+    ctx.startService = async () => {
+        const packages = options.packages ? ["--packages", packagesDir] : [];
+        ctx.service = await ServiceProcess.start(path.join(ctx.dataDir, "service"), {}, ["--project", ctx.project.dir, ...packages], ctx.env);
+    };
+    ctx.settle = async (instanceId) => {
+        for (let i = 0; i < 2400; i++) {
+            const last = (await ctx.call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
+            if (last && !RUNNING.includes(last.operationState)) return last;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail("the operation did not finish");
+    };
+    ctx.vnfcs = async (instanceId) => (await ctx.call("GET", `/vnflcm/v1/vnf_instances/${instanceId}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
+    ctx.seedFile = (name) => {
+        const file = path.join(ctx.dataDir, name);
+        // The client parses the file as strict JSON; the seeds carry Tacker's '#' comments.
+        fs.writeFileSync(file, JSON.stringify(seedBody(ctx.suite.lab, name)));
+        return file;
+    };
+
+    before(async function () {
+        const suite = ctx.suite;
+        if (!suite.lab) this.skip();
+        if (!clientAvailable()) {
+            if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
+            this.skip();
+        }
+        const tools = builtTools();
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        ctx.api = await LabOpenStackApi.start(suite.lab, { cluster: options.cluster, networkId: options.networkId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
+        suite.onTeardown(() => ctx.api.stop());
+        ctx.project = serviceProject();
+        fs.mkdirSync(home);
+        fs.mkdirSync(path.join(ctx.dataDir, "service"));
+        if (options.packages) {
+            fs.mkdirSync(packagesDir);
+            await options.packages(packagesDir);
+        }
+        ctx.env = { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: tools.pulumiRoot };
+        await ctx.startService();
+        ctx.callback = await Callback.start();
+        suite.onTeardown(async () => {
+            suite.captured.push(ctx.service.output, ...ctx.callback.received.map((n) => JSON.stringify(n)));
+            // A test that failed between a crash and the restart may leave Pulumi commands: the service's
+            // own tree, by PID, with whatever they started.
+            const tree = [ctx.service.pid, ...descendants(ctx.service.pid)];
+            await ctx.service.stop();
+            for (const pid of tree.filter(alive)) {
+                try {
+                    process.kill(pid, "SIGKILL");
+                } catch {
+                    // gone meanwhile
+                }
+            }
+            await ctx.callback.stop();
+            ctx.project.remove();
+            fs.rmSync(ctx.dataDir, { recursive: true, force: true });
+        });
+        const file = path.join(ctx.dataDir, "subscription.json");
+        fs.writeFileSync(file, JSON.stringify({ callbackUri: ctx.callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
+        await ctx.openstack("subsc", "create", file);
+        const c = ctx.api.credentials;
+        for (const id of options.vimIds) {
+            const vim = await ctx.call("POST", "/k8s-vnf/v1/vims", { id, name: `lab-openstack-${id.slice(0, 8)}`, authUrl: ctx.api.authUrl, username: c.username, password: c.password, projectName: c.projectName, userDomainName: c.userDomainName, projectDomainName: c.projectDomainName, region: c.region });
+            assert.equal(vim.status, 201, JSON.stringify(vim.body));
+        }
+    });
+
+    return ctx;
+}
+
+/**
+ * What is left in the service's temporary folder. Each Pulumi command's private folder is its TMPDIR, where
+ * the real Kubernetes plugin writes the cluster's admin kubeconfig at every start and never removes it
+ * (pulumi-kubernetes provider/pkg/provider/util.go `writeKubeconfigToFile`): nothing should be left.
+ */
+export function leftInTemporaryFolder(ctx: RealLcm): string[] {
+    return fs.readdirSync(ctx.env.TMPDIR);
+}
