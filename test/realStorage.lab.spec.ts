@@ -11,7 +11,9 @@
  * userspace one.
  */
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { exportsFile } from "../components/storagePlan";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
@@ -20,6 +22,7 @@ import { realKubectl } from "./support/realKubectl";
 import { PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
+const run = promisify(execFile);
 const CLUSTER = "rs";
 const STORAGE = `${CLUSTER}-storage`;
 const WORKER = `${CLUSTER}-worker-0`;
@@ -140,6 +143,22 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         await kubectl(["delete", "pvc", "claim-nfs-pv2", "-n", "default", "--wait"]);
         await kubectl(["wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv2", "--timeout=90s"]);
         const [vm, address] = [vmId(), storageAddress()];
+        // `k8s-vnf plan` first (the Automation API against the real CLI): the gate's check, then the NFS server's stop, then the VM goes.
+        const plan = async (...flags: string[]) => {
+            await stack.applyConfig();
+            const { stdout } = await run(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["plan", "--stack", stack.name, "--project", stack.project.dir, ...flags], { env: { ...stack.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot }, cwd: stack.project.dir, maxBuffer: 64 << 20 });
+            return stdout;
+        };
+        const text = await plan();
+        const at = (pattern: RegExp) => text.split("\n").findIndex((line) => pattern.test(line));
+        const gate = at(/^\s+update: check on a control-plane node that none of the storage server's PersistentVolumes is Bound/);
+        const stop = at(/^\s+delete: stop serving NFS and unmount the volumes on /);
+        const vmGoes = at(/^\s*--\s+delete-replaced\s+\S*storage\S*\s+\(Instance\)/);
+        assert.ok(gate >= 0 && stop > gate && vmGoes > stop, text);
+        assert.doesNotMatch(text, /worker|master/, "only the storage server changes");
+        const json = JSON.parse(await plan("--json"));
+        assert.ok(json.changes.some((c: any) => c.op === "create-replacement" && c.actions.some((a: any) => a.phase === "create" && /export them over NFSv4/.test(a.action))), JSON.stringify(json.changes));
+        assert.equal(vmId(), vm, "a plan changes nothing");
         const since = stack.steps.length;
         await stack.up();
         assert.notEqual(vmId(), vm, "a new VM");
