@@ -59,14 +59,13 @@ export interface RealLcm {
 
 /** Call inside `describe`: the suite's service, started before its tests. */
 export function useRealLcmService(options: RealLcmOptions): RealLcm {
-    const ctx = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-")), credentials: [] as string[] } as RealLcm;
+    const ctx = { credentials: [] as string[] } as RealLcm;
     ctx.suite = useLab([], { secrets: () => [ctx.api?.credentials.password ?? "", ...ctx.credentials] });
-    const home = path.join(ctx.dataDir, "pulumi-home");
-    const packagesDir = path.join(ctx.dataDir, "packages");
+    const packagesDir = () => path.join(ctx.dataDir, "packages");
     ctx.openstack = vnflcmClient(() => ctx.service.url);
     ctx.call = (method, route, body) => ctx.service.call(method, route, body);
     ctx.startService = async () => {
-        const packages = options.packages ? ["--packages", packagesDir] : [];
+        const packages = options.packages ? ["--packages", packagesDir()] : [];
         ctx.service = await ServiceProcess.start(path.join(ctx.dataDir, "service"), {}, ["--project", ctx.project.dir, ...packages], ctx.env);
     };
     ctx.settle = async (instanceId) => {
@@ -96,12 +95,17 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
         ctx.api = await LabOpenStackApi.start(suite.lab, { cluster: options.cluster, networkId: options.networkId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
         suite.onTeardown(() => ctx.api.stop());
+        // Made here, not when the suite is declared, so that a suite that is skipped or filtered out leaves none.
+        ctx.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-"));
+        suite.onTeardown(() => fs.rmSync(ctx.dataDir, { recursive: true, force: true }));
+        const home = path.join(ctx.dataDir, "pulumi-home");
         ctx.project = serviceProject();
+        suite.onTeardown(() => ctx.project.remove());
         fs.mkdirSync(home);
         fs.mkdirSync(path.join(ctx.dataDir, "service"));
         if (options.packages) {
-            fs.mkdirSync(packagesDir);
-            await options.packages(packagesDir);
+            fs.mkdirSync(packagesDir());
+            await options.packages(packagesDir());
         }
         ctx.env = { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: tools.pulumiRoot };
         await ctx.startService();
@@ -120,8 +124,6 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
                 }
             }
             await ctx.callback.stop();
-            ctx.project.remove();
-            fs.rmSync(ctx.dataDir, { recursive: true, force: true });
         });
         const file = path.join(ctx.dataDir, "subscription.json");
         fs.writeFileSync(file, JSON.stringify({ callbackUri: ctx.callback.url, filter: { notificationTypes: ["VnfLcmOperationOccurrenceNotification"] } }));
