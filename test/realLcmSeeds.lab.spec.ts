@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ociArchive } from "./support/ociImage";
 import { PROJECT_DIR } from "./support/program";
-import { realKubectl } from "./support/realKubectl";
+import { claimFor, realKubectl } from "./support/realKubectl";
 import { skipAfterFirstFailure } from "./support/labSuite";
 import { leftInTemporaryFolder, useRealLcmService } from "./support/realLcmService";
 import { registryImage } from "./support/registryImage";
@@ -75,8 +75,7 @@ describe("the LCM service on the real Pulumi CLI: seed 000 (storage and Persiste
         });
 
         it("heal of the storage VNFC (client): FAILED_TEMP while a claim the real PV controller bound holds a PV, nothing replaced; the claim deleted, op retry replaces exactly the storage server and keeps the PVs", async () => {
-            const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "claim-nfs-pv3", namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: "nfs-pv3", resources: { requests: { storage: "1Gi" } } } };
-            await kubectl(["create", "-f", "-"], JSON.stringify(claim));
+            await kubectl(["create", "-f", "-"], claimFor("nfs-pv3"));
             await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv3", "--timeout=90s"]);
             const before = serverIds(await lcm.vnfcs(id));
             const pvs = await uids();

@@ -6,20 +6,16 @@
  * and kubectl are still the lab's stand-ins there).
  */
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { Lab } from "./lab/lab";
 import { useLab } from "./support/labSuite";
 import { ociArchive } from "./support/ociImage";
 import { LabOpenStackApi } from "./support/openstackApi/server";
-import { PROJECT_DIR } from "./support/program";
 import { alive, PulumiRunError, RealStack } from "./support/realStack";
-import { builtTools, useBuiltTools } from "./support/tools";
+import { useBuiltTools } from "./support/tools";
 
-const run = promisify(execFile);
 
 function labConfig(lab: Lab, api: LabOpenStackApi, workers: number): Record<string, unknown> {
     return {
@@ -82,8 +78,7 @@ describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 mas
     });
 
     it("k8s-vnf plan --stack: the Automation API runs the real CLI's preview; the plan lists each change and its remote actions", async () => {
-        await stack.applyConfig();
-        const { stdout } = await run(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["plan", "--stack", "simple", "--project", stack.project.dir, "--json"], { env: { ...stack.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot }, cwd: stack.project.dir, maxBuffer: 64 << 20 });
+        const stdout = await stack.plan(["--json"]);
         const plan = JSON.parse(stdout) as { stack: string; changes: { op: string; name: string; actions: { action: string }[] }[] };
         assert.equal(plan.stack, "simple");
         const byName = new Map(plan.changes.map((c) => [c.name, c]));

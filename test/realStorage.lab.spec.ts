@@ -11,18 +11,15 @@
  * userspace one.
  */
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { exportsFile } from "../components/storagePlan";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
-import { realKubectl } from "./support/realKubectl";
+import { claimFor, realKubectl } from "./support/realKubectl";
 import { PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
-const run = promisify(execFile);
 const CLUSTER = "rs";
 const STORAGE = `${CLUSTER}-storage`;
 const WORKER = `${CLUSTER}-worker-0`;
@@ -53,13 +50,6 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         return realKubectl(kubeconfig, args, input);
     };
     const phases = () => kubectl(["get", "pv", "-o", PV_PHASES]);
-    const claim = (pv: string) =>
-        JSON.stringify({
-            apiVersion: "v1",
-            kind: "PersistentVolumeClaim",
-            metadata: { name: `claim-${pv}`, namespace: "default" },
-            spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: pv, resources: { requests: { storage: "1Gi" } } },
-        });
 
     skipAfterFirstFailure();
 
@@ -123,7 +113,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     });
 
     it("a claim bound by the real PV controller: a heal of the storage server is refused before anything changes, naming the PV", async () => {
-        await kubectl(["create", "-f", "-"], claim("nfs-pv2"));
+        await kubectl(["create", "-f", "-"], claimFor("nfs-pv2"));
         await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv2", "--timeout=90s"]);
         const before = vmId();
         stack.set("heal.nodes.storage", 1);
@@ -144,19 +134,14 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         await kubectl(["wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv2", "--timeout=90s"]);
         const [vm, address] = [vmId(), storageAddress()];
         // `k8s-vnf plan` first (the Automation API against the real CLI): the gate's check, then the NFS server's stop, then the VM goes.
-        const plan = async (...flags: string[]) => {
-            await stack.applyConfig();
-            const { stdout } = await run(path.join(PROJECT_DIR, "bin/k8s-vnf"), ["plan", "--stack", stack.name, "--project", stack.project.dir, ...flags], { env: { ...stack.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot }, cwd: stack.project.dir, maxBuffer: 64 << 20 });
-            return stdout;
-        };
-        const text = await plan();
+        const text = await stack.plan();
         const at = (pattern: RegExp) => text.split("\n").findIndex((line) => pattern.test(line));
         const gate = at(/^\s+update: check on a control-plane node that none of the storage server's PersistentVolumes is Bound/);
         const stop = at(/^\s+delete: stop serving NFS and unmount the volumes on /);
         const vmGoes = at(/^\s*--\s+delete-replaced\s+\S*storage\S*\s+\(Instance\)/);
         assert.ok(gate >= 0 && stop > gate && vmGoes > stop, text);
         assert.doesNotMatch(text, /worker|master/, "only the storage server changes");
-        const json = JSON.parse(await plan("--json"));
+        const json = JSON.parse(await stack.plan(["--json"]));
         assert.ok(json.changes.some((c: any) => c.op === "create-replacement" && c.actions.some((a: any) => a.phase === "create" && /export them over NFSv4/.test(a.action))), JSON.stringify(json.changes));
         assert.equal(vmId(), vm, "a plan changes nothing");
         const since = stack.steps.length;
@@ -187,7 +172,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     });
 
     it("healWhileInUse, set in the same update as the heal: with a claim bound the heal goes on (the clients wait, as across a reboot); the files are still there", async () => {
-        await kubectl(["create", "-f", "-"], claim("nfs-pv1"));
+        await kubectl(["create", "-f", "-"], claimFor("nfs-pv1"));
         await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv1", "--timeout=90s"]);
         const vm = vmId();
         stack.set("storageServer.healWhileInUse", true);

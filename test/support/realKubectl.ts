@@ -8,6 +8,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { builtTools } from "./tools";
 
+/** A PersistentVolumeClaim in `default` for exactly the PersistentVolume `pv` (no storage class), as JSON. */
+export function claimFor(pv: string): string {
+    return JSON.stringify({
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: `claim-${pv}`, namespace: "default" },
+        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: pv, resources: { requests: { storage: "1Gi" } } },
+    });
+}
+
 /** kubectl ARGS with `kubeconfig` (and `input` on its standard input): what it printed, or an error with its stderr. */
 export async function realKubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-kubeconfig-"));

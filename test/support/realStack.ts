@@ -12,7 +12,7 @@
  * the CLI starts each plugin in a process group of its own (sdk/go/common/resource/plugin/plugin.go,
  * cmdutil.RegisterProcessGroup), so its own group does not hold them.
  */
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -24,7 +24,8 @@ import { replaceConfig, setConfigPath, StepRecord } from "./labStack";
 import { serviceProject, ServiceProject } from "./serviceProject";
 import { alive } from "./processAlive";
 import { descendants } from "../../service/pulumiProcess";
-import { realPulumiEnv } from "./tools";
+import { PROJECT_DIR } from "./program";
+import { builtTools, realPulumiEnv } from "./tools";
 
 export { alive };
 
@@ -119,6 +120,16 @@ export class RealStack {
     async preview(extra: string[] = []): Promise<string> {
         await this.applyConfig();
         return (await this.cli(["preview", "--stack", this.name, "--color", "never", ...extra])).stdout;
+    }
+
+    /** `k8s-vnf plan --stack` with `flags` (the Automation API against the real CLI, config applied first): what it printed. */
+    async plan(flags: string[] = []): Promise<string> {
+        await this.applyConfig();
+        const args = ["plan", "--stack", this.name, "--project", this.project.dir, ...flags];
+        const env = { ...this.env, K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot };
+        return new Promise((resolve, reject) =>
+            execFile(path.join(PROJECT_DIR, "bin/k8s-vnf"), args, { env, cwd: this.project.dir, maxBuffer: 64 << 20 }, (e, stdout, stderr) => (e ? reject(new Error(`k8s-vnf plan exited: ${stderr || e.message}`)) : resolve(stdout))),
+        );
     }
 
     /** `pulumi refresh`, of the resources named in `targets` only when given. */
