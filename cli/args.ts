@@ -17,8 +17,8 @@ export interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--public-url", "--packages", "--tacker-nfvo"]);
-const FLAGS = new Set(["--allow-loopback-callbacks", "--json"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--max-dry-runs", "--page-size", "--public-url", "--packages", "--tacker-nfvo"]);
+const FLAGS = new Set(["--allow-loopback-callbacks", "--no-authentication", "--json"]);
 
 export function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };

@@ -27,14 +27,17 @@ const USAGE = `usage:
       host (kubeadm join, drain, HAProxy re-rendered, ...), each with the digest of what it sends: a
       \`pulumi preview\` with the Pulumi CLI on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi). Nothing is changed.
       --json: the plan as JSON (changes in the engine's order, each with its actions; resourceChanges).
-  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--project DIR]
-                [--packages DIR] [--public-url URL] [--allow-loopback-callbacks] [--tacker-nfvo URL]
+  k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--max-dry-runs N]
+                [--page-size N] [--project DIR] [--packages DIR] [--public-url URL] [--allow-loopback-callbacks]
+                [--tacker-nfvo URL] [--no-authentication]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
       notifications; default the address a request arrived at). Subscriptions never call link-local or
       metadata addresses, nor loopback unless --allow-loopback-callbacks. K8S_VNF_LCM_TOKEN set: clients must send "Authorization: Bearer <it>";
-      K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication. At most N operations (default 4) run
-      at once, across instances.
+      K8S_VNF_LCM_BASIC_AUTH=user:password: HTTP basic authentication. An ADDRESS other than loopback needs
+      one of them, or --no-authentication to say that anyone who reaches it may run operations. At most N
+      operations (default 4) run at once, across instances, and N dry runs (default 2; more get 429). Lists
+      are paged by --page-size items (default 100; Link: <...>; rel="next").
       Each operation runs the Pulumi CLI (v3.208 or newer) on PATH (or K8S_VNF_PULUMI_ROOT/bin/pulumi) in
       the project (--project, default this one) with the service's environment; its OpenStack credentials
       are its VIM's, or the service's OS_* variables for an instance without a registered VIM.

@@ -1,4 +1,5 @@
 /** `k8s-vnf serve`: the SOL003 LCM service on an address and port, until SIGINT or SIGTERM. */
+import { AddressInfo, isIP } from "node:net";
 import * as path from "node:path";
 import { createService, ServiceAuth } from "../service/app";
 import { API_PREFIX } from "../service/links";
@@ -8,18 +9,16 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const port = Number(args.options.get("--port") ?? 9890);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: a port number from 0 to 65535");
     const listen = args.options.get("--listen") ?? "127.0.0.1";
-    const maxParallel = Number(args.options.get("--max-parallel") ?? 4);
-    if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new UsageError("--max-parallel: a whole number ≥ 1");
+    const wholeNumber = (option: string, fallback: number) => {
+        const value = Number(args.options.get(option) ?? fallback);
+        if (!Number.isInteger(value) || value < 1) throw new UsageError(`${option}: a whole number ≥ 1`);
+        return value;
+    };
+    const maxParallel = wholeNumber("--max-parallel", 4);
+    const maxDryRuns = wholeNumber("--max-dry-runs", 2);
+    const pageSize = wholeNumber("--page-size", 100);
     const dataDir = path.resolve(io.cwd, args.options.get("--data-dir") ?? "lcm-data");
-    const token = io.env.K8S_VNF_LCM_TOKEN;
-    const basic = io.env.K8S_VNF_LCM_BASIC_AUTH;
-    if (token && basic) throw new UsageError("set K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH, not both");
-    if (basic !== undefined && !/^[^:]+:.+$/.test(basic)) throw new UsageError("K8S_VNF_LCM_BASIC_AUTH: user:password");
-    const auth: ServiceAuth = token
-        ? { type: "bearer", token }
-        : basic
-          ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
-          : { type: "none" };
+    const auth = authenticationOf(io.env, listen, args.options.has("--no-authentication"));
     const publicUrl = args.options.get("--public-url");
     if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl)) throw new UsageError("--public-url: an http or https URL such as https://lcm.example:9890");
     const packages = args.options.get("--packages");
@@ -30,6 +29,8 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
         packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
         auth,
         maxParallel,
+        maxDryRuns,
+        pageSize,
         projectDir,
         pulumiRoot: io.env.K8S_VNF_PULUMI_ROOT,
         env: io.env,
@@ -38,11 +39,42 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
         // Its token is in the environment, never on a command line.
         nfvo: nfvo === undefined ? undefined : { url: nfvo, token: io.env.K8S_VNF_TACKER_NFVO_TOKEN },
     });
-    const address = await service.app.listen({ port, host: listen });
-    io.out(`k8s-vnf LCM service on ${address}${API_PREFIX} (data in ${dataDir})\n`);
+    await service.app.listen({ port, host: listen });
+    const bound = service.app.server.address() as AddressInfo;
+    const shown = bound.family === "IPv6" ? `[${bound.address}]` : bound.address;
+    io.out(`k8s-vnf LCM service on http://${shown}:${bound.port}${API_PREFIX} (data in ${dataDir}; ${auth.type === "none" ? "no authentication" : `${auth.type} authentication`})\n`);
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });
     await service.close();
     return 0;
+}
+
+/**
+ * The clients' authentication, from K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH. It fails closed: a
+ * credential set but empty is refused, and so is an address other than loopback without one, unless
+ * `--no-authentication` says that is meant.
+ */
+function authenticationOf(env: NodeJS.ProcessEnv, listen: string, noAuthentication: boolean): ServiceAuth {
+    const token = env.K8S_VNF_LCM_TOKEN;
+    const basic = env.K8S_VNF_LCM_BASIC_AUTH;
+    if (token !== undefined && basic !== undefined) throw new UsageError("set K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH, not both");
+    if (token !== undefined && token.trim() === "") throw new UsageError("K8S_VNF_LCM_TOKEN: is set but empty; give the token clients must send, or unset it");
+    if (basic !== undefined && !/^[^:]+:.+$/.test(basic)) throw new UsageError("K8S_VNF_LCM_BASIC_AUTH: user:password");
+    const auth: ServiceAuth = token
+        ? { type: "bearer", token }
+        : basic
+          ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
+          : { type: "none" };
+    if (auth.type !== "none" && noAuthentication) throw new UsageError("--no-authentication: K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH is set too; choose one");
+    if (auth.type === "none" && !noAuthentication && !isLoopback(listen)) {
+        throw new UsageError(`--listen ${listen}: reachable from other hosts, and no client authentication is set; set K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH, or pass --no-authentication if anyone who reaches it may run operations`);
+    }
+    return auth;
+}
+
+function isLoopback(address: string): boolean {
+    if (address === "localhost") return true;
+    if (isIP(address) === 4) return address.startsWith("127.");
+    return address === "::1" || /^::ffff:127\./i.test(address);
 }

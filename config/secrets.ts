@@ -88,12 +88,64 @@ export function maskSecrets<T>(root: T): T {
     return copy;
 }
 
-/** The spellings a secret value may take in a text: as it is, JSON-escaped, URL-encoded, base64, a URL's password. */
-function spellings(secret: string): string[] {
-    const forms = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), Buffer.from(secret).toString("base64").replace(/=+$/, "")];
-    const password = /^[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/i.exec(secret)?.[1];
-    if (password) forms.push(password, safeDecode(password));
-    return forms;
+/** Below this length a secret is taken out only where it stands as a whole token (`ab` is not taken out of `table`). */
+const SHORT = 4;
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** One spelling of a secret in a text: `core` as it stands, with the base64 edge characters it may have. */
+interface Spelling {
+    core: string;
+    /** The characters the one before `core` may be: base64 whose low bits are the secret's first. */
+    lead?: string;
+    /** The characters the one after `core` may be: base64 whose high bits are the secret's last; then any `=`. */
+    trail?: string;
+    /** A short secret's: only where it stands as a whole token, edges included. */
+    token: boolean;
+}
+
+/** The base64 characters whose 6-bit value has `bits` where `mask` has ones. */
+function base64Chars(mask: number, bits: number): string {
+    return [...BASE64].filter((_, value) => (value & mask) === bits).join("");
+}
+
+/**
+ * The secret's bytes inside any base64 text, at each of the three offsets mod 3 it may start at (the base64 of a
+ * `user:password`, of a URL, of a file that holds it): the characters all six bits of which are the secret's,
+ * and at either edge the characters that mix its bits with a neighbour's, as the set they can be.
+ */
+function base64Spellings(text: string, token: boolean): Spelling[] {
+    const bytes = Buffer.from(text);
+    const [first, last] = [bytes[0], bytes[bytes.length - 1]];
+    return (token ? [0] : [0, 1, 2]).map((offset) => {
+        const bits = (offset + bytes.length) * 8;
+        const core = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64").slice(Math.ceil((offset * 8) / 6), Math.floor(bits / 6));
+        const lead = offset === 1 ? base64Chars(0b001111, first >> 4) : offset === 2 ? base64Chars(0b000011, first >> 6) : undefined;
+        const trail = bits % 6 === 2 ? base64Chars(0b110000, (last & 0b11) << 4) : bits % 6 === 4 ? base64Chars(0b111100, (last & 0b1111) << 2) : undefined;
+        return { core, lead, trail, token };
+    });
+}
+
+/** The secrets a value holds besides itself: each URL's password (as written and decoded) and `user:password`. */
+function withUserInfo(value: string): string[] {
+    const found = [value];
+    for (const [, user, password] of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/([^\s/@:]*):([^\s/@]+)@/gi)) {
+        found.push(password, safeDecode(password));
+        if (user) found.push(`${user}:${password}`, `${safeDecode(user)}:${safeDecode(password)}`);
+    }
+    return found;
+}
+
+/**
+ * Every spelling of a secret: as it is, JSON-escaped (once, and twice as in JSON inside a JSON string),
+ * URL-encoded (also with `+` for a space, as a form is), and the base64 of it and of its JSON-escaped form.
+ */
+function spellings(secret: string): Spelling[] {
+    const token = secret.length < SHORT;
+    const json = JSON.stringify(secret).slice(1, -1);
+    const uri = encodeURIComponent(secret);
+    const texts = [secret, json, JSON.stringify(json).slice(1, -1), uri, uri.replace(/%20/g, "+"), new URLSearchParams([["", secret]]).toString().slice(1)];
+    return [...texts.map((core) => ({ core, token })), ...[...new Set([secret, json])].flatMap((text) => base64Spellings(text, token))];
 }
 
 function safeDecode(text: string): string {
@@ -104,16 +156,60 @@ function safeDecode(text: string): string {
     }
 }
 
+const isWordChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
+
+/** Whether [start, end) stands as a whole token; a JSON escape (`\n`, `\t`, `\r`) before it counts as a break. */
+function standsAlone(text: string, start: number, end: number): boolean {
+    const before = text[start - 1];
+    return (!isWordChar(before) || ("nrt".includes(before) && text[start - 2] === "\\")) && !isWordChar(text[end]);
+}
+
+/** Where in `text` a spelling occurs, edges included, as [start, end) pairs. */
+function occurrences(text: string, s: Spelling, found: [number, number][]): void {
+    if (s.core === "") return;
+    for (let at = text.indexOf(s.core); at !== -1; at = text.indexOf(s.core, at + 1)) {
+        let [start, end] = [at, at + s.core.length];
+        if (s.lead !== undefined) {
+            if (start > 0 && s.lead.includes(text[start - 1])) start--;
+            else if (s.token) continue;
+        }
+        if (s.trail !== undefined) {
+            if (end < text.length && s.trail.includes(text[end])) for (end++; text[end] === "=" && end - at < s.core.length + 3; ) end++;
+            else if (s.token) continue;
+        }
+        if (!s.token || standsAlone(text, start, end)) found.push([start, end]);
+    }
+}
+
+/** The text with every spelling of every known value taken out, overlapping ones as one {@link MASK}. */
+function redactKnown(text: string, known: Iterable<string>): string {
+    const unique = new Map<string, Spelling>();
+    for (const secret of new Set([...known].filter(Boolean).flatMap(withUserInfo))) for (const s of spellings(secret)) unique.set(`${s.token}\0${s.lead}\0${s.core}\0${s.trail}`, s);
+    const found: [number, number][] = [];
+    for (const s of unique.values()) occurrences(text, s, found);
+    if (found.length === 0) return text;
+    found.sort((a, b) => a[0] - b[0]);
+    let out = "";
+    let done = 0;
+    for (let i = 0; i < found.length; ) {
+        let end = found[i][1];
+        const start = found[i][0];
+        for (i++; i < found.length && found[i][0] < end; i++) end = Math.max(end, found[i][1]);
+        out += text.slice(done, start) + MASK;
+        done = end;
+    }
+    return out + text.slice(done);
+}
+
 /**
- * Text for logs, errors and notifications with secrets taken out: every value in `known`, in each of its
- * spellings (at least 4 characters, longest first, so a secret containing another goes whole), then what the
- * text itself shows to be one: a URL's user info, a PEM private key's body, an Authorization header's
- * credentials, and the value of a quoted secret-named key (`'masternode_password': '…'`, a dict in a string).
+ * Text for logs, errors and notifications with secrets taken out: every value in `known`, in each spelling the
+ * program, Pulumi or a tool shows it in, whatever its length (a short one only as a whole token); the
+ * passwords and `user:password` of the URLs among them likewise. Then what the text itself shows to be one: a
+ * URL's user info, a PEM private key's body, an Authorization header's credentials, and the value of a quoted
+ * secret-named key (`'masternode_password': '…'`, a dict in a string).
  */
 export function redactText(text: string, known: Iterable<string> = []): string {
-    let out = text;
-    const values = [...new Set([...known].flatMap(spellings))].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-    for (const secret of values) out = out.split(secret).join(MASK);
+    const out = redactKnown(text, known);
     return out
         .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, `$1${MASK}@`)
         .replace(/-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g, `-----BEGIN $1PRIVATE KEY-----${MASK}-----END $1PRIVATE KEY-----`)

@@ -11,11 +11,14 @@ import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
 import { NfvoOptions, tackerVimView } from "./kubernetesVims";
-import { instanceLinks, Lifecycle, Operation } from "./lifecycle";
+import { instanceLinks } from "./instanceView";
+import { Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
 import { Notifier } from "./notifications";
-import { conflict, notFound, problemBody, ProblemError } from "./problem";
+import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "./problem";
 import { dryRun, operationOf } from "./dryRun";
+import { DryRunPool } from "./dryRunPool";
+import { clientError, DEFAULT_HTTP_LIMITS, HttpLimits, limitedServer } from "./httpServer";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
@@ -60,12 +63,16 @@ export interface ServiceOptions {
     pageSize?: number;
     /** Operations running at once, across instances; default 4. */
     maxParallel?: number;
+    /** Dry runs (`POST …/plan`) at once, a pool of their own; default 2. */
+    maxDryRuns?: number;
     /** How stacks are run; default the Automation API with the Pulumi CLI on PATH (or under `pulumiRoot`). */
     runner?: StackRunner;
     /** Directory holding bin/pulumi, for the default runner. */
     pulumiRoot?: string;
     /** Environment of the service (OS_* for the default VIM; the rest, PULUMI_* included, for the CLI); default process.env. */
     env?: NodeJS.ProcessEnv;
+    /** Deadlines of a request's arrival, and connections at once; default DEFAULT_HTTP_LIMITS. */
+    httpLimits?: Partial<HttpLimits>;
 }
 
 export interface Service {
@@ -88,16 +95,21 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // and the service's own API credentials.
     const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_") && k !== "K8S_VNF_TACKER_NFVO_TOKEN");
     const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
+    const dryRuns = new DryRunPool(path.join(options.dataDir, "dry-runs"), options.maxDryRuns ?? 2);
     const lifecycle = new Lifecycle(store, notifier, runner, {
         projectDir,
         packagesDir: options.packagesDir,
         maxParallel: options.maxParallel ?? 4,
         defaultVimEnv: variables((k) => k.startsWith("OS_")),
         nfvo: options.nfvo,
+        stopDryRuns: (instanceId) => dryRuns.stopFor(instanceId),
     });
+    await dryRuns.recover();
     await lifecycle.recover();
     const app = Fastify({
         logger: false,
+        serverFactory: limitedServer({ ...DEFAULT_HTTP_LIMITS, ...options.httpLimits }),
+        clientErrorHandler: clientError,
         ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
         // Errors met before routing (a URL that does not decode) bypass the error handler.
         frameworkErrors: (error, request, reply) => sendProblem(reply, problemOf(error), request.url),
@@ -189,7 +201,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         const operation = operationOf(request.query.operation, body);
         const validate = request.compileValidationSchema(REQUEST_SCHEMAS[operation]);
         if (!validate(body)) throw Object.assign(new Error("invalid body"), { validation: validate.errors ?? [] });
-        const plan = await dryRun(lifecycle, runner, operation, request.params.id, body);
+        const clientGone = new AbortController();
+        reply.raw.on("close", () => reply.raw.writableFinished || clientGone.abort());
+        const plan = await dryRun(lifecycle, runner, dryRuns, operation, request.params.id, body, clientGone.signal);
         if (/^text\/plain\b/.test(request.headers.accept ?? "")) return reply.type("text/plain; charset=utf-8").send(plan.text);
         return plan;
     });
@@ -230,8 +244,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
 
     app.delete<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
-        const instance = findInstance(request.params.id);
-        if (instance.instantiationState !== "NOT_INSTANTIATED") throw conflict(`VNF instance ${instance.id} is ${instance.instantiationState}: terminate it before deleting it`);
+        const notInstantiated = () => {
+            const instance = findInstance(request.params.id);
+            if (instance.instantiationState !== "NOT_INSTANTIATED") throw conflict(`VNF instance ${instance.id} is ${instance.instantiationState}: terminate it before deleting it`);
+            return instance;
+        };
+        notInstantiated();
+        // An instantiate's dry run would otherwise go on to make the stack of an instance that is gone.
+        await dryRuns.stopFor(request.params.id, "the instance is being deleted");
+        const instance = notInstantiated();
+        lifecycle.assertNoOperation(String(instance.id));
         store.remove("vnf_instances", String(instance.id));
         notifier.publish({ notificationType: "VnfIdentifierDeletionNotification", vnfInstanceId: String(instance.id) }, base(request));
         return reply.code(204).send();
@@ -252,21 +274,29 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     opTask("rollback");
     opTask("cancel");
     app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/fail`, async (request) => visible(lifecycle.fail(request.params.id)));
-    // Progress as server-sent events: one `progress` event per engine event, `state` on each transition.
+    // Progress as server-sent events: one `progress` event per engine event, `state` on each transition, until
+    // the occurrence is over or waits for a person. A watcher that reads slowly loses progress events (each
+    // is the whole progress so far), never a state.
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/progress`, (request, reply) => {
         const op = findOp(request.params.id);
         reply.hijack();
         const raw = reply.raw;
+        raw.on("error", () => undefined);
         raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
         const send = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         send("state", { operationState: op.operationState });
+        if (WAITING_OR_DONE.has(String(op.operationState))) return void raw.end();
+        const finish = () => {
+            lifecycle.events.off(String(op.id), listener);
+            if (!raw.writableEnded) raw.end();
+        };
         const listener = (data: Body) => {
+            if (raw.writableEnded || (!data.operationState && raw.writableNeedDrain)) return;
             send(data.operationState ? "state" : "progress", data);
-            if (["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"].includes(String(data.operationState))) raw.end();
+            if (WAITING_OR_DONE.has(String(data.operationState))) finish();
         };
         lifecycle.events.on(String(op.id), listener);
-        raw.on("close", () => lifecycle.events.off(String(op.id), listener));
-        if (["COMPLETED", "FAILED", "ROLLED_BACK"].includes(String(op.operationState))) raw.end();
+        raw.on("close", finish);
     });
 
     // VIMs: OpenStack credentials the service holds for instances' vimConnectionInfo.vimId (not SOL003).
@@ -332,6 +362,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         notifier,
         lifecycle,
         async close() {
+            await dryRuns.stopAll();
             await app.close();
             await lifecycle.idle();
             await notifier.drain();
@@ -339,6 +370,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         },
     };
 }
+
+/**
+ * States in which an occurrence's progress stream ends: it is over, or waits for a person (FAILED_TEMP: a
+ * retry or rollback starts a new run, watched by a new stream).
+ */
+const WAITING_OR_DONE: ReadonlySet<string> = new Set(["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"]);
 
 /**
  * What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never, and any
@@ -390,6 +427,9 @@ function mergePatch(target: Body, patch: Body): Body {
 }
 
 function sendProblem(reply: FastifyReply, problem: ProblemError, instance: string) {
+    if (problem instanceof TooManyRequests) reply.header("retry-after", String(problem.retryAfterSeconds));
+    // A client refused for who it is or how often it asks keeps no connection open.
+    if (problem.status === 401 || problem.status === 429) reply.header("connection", "close");
     return reply.code(problem.status).type("application/problem+json").send(problemBody(problem.status, problem.detail, instance));
 }
 

@@ -3,12 +3,14 @@
  * planned exactly as the operation would be (the same refusals, before anything runs), then its first stack
  * update is previewed with the config it would set (a terminate: the destroy). Nothing changes: the config
  * goes into a copy of the stack's file, a preview writes no state, no occurrence is made (an instantiate's
- * dry run creates the instance's stack, empty, when it has none: stackRunner.ts).
+ * dry run creates the instance's stack, empty, when it has none: stackRunner.ts). Dry runs have a bounded pool
+ * of their own, and one stops when its client goes or an operation starts on its instance (dryRunPool.ts).
  * An operation of several updates (a graceful stop, a port move, a flavour change) depends on each update's
  * result for the next, so only its first is previewed, and the answer says how many follow.
  */
 import { redactText } from "../config/secrets";
 import { ChangePlan, planFromEvents, printablePlan } from "./changePlan";
+import { DryRunPool, DryRunSlot, DryRunStopped } from "./dryRunPool";
 import { Lifecycle, Operation } from "./lifecycle";
 import { ProblemError } from "./problem";
 import { StackRunner } from "./stackRunner";
@@ -58,17 +60,38 @@ export interface DryRun extends ChangePlan {
     text: string;
 }
 
-export async function dryRun(lifecycle: Lifecycle, runner: StackRunner, operation: Operation, instanceId: string, params: Body): Promise<DryRun> {
-    const { stackName, updates, env, secrets } = lifecycle.dryRunOf(operation, instanceId, params);
+/**
+ * Checks and plans the request, then previews it in a slot of the pool (refused with 429 when it is full),
+ * stopped when `clientGone` aborts or an operation starts on the instance.
+ */
+export function dryRun(lifecycle: Lifecycle, runner: StackRunner, pool: DryRunPool, operation: Operation, instanceId: string, params: Body, clientGone: AbortSignal): Promise<DryRun> {
+    // Checked (no operation holds the instance) and counted in the pool in one turn: an operation accepted
+    // after this stops the dry run before its first command.
+    const planned = lifecycle.dryRunOf(operation, instanceId, params);
+    return pool.run(instanceId, clientGone, (slot) => preview(runner, slot, operation, instanceId, planned));
+}
+
+async function preview(runner: StackRunner, slot: DryRunSlot, operation: Operation, instanceId: string, planned: ReturnType<Lifecycle["dryRunOf"]>): Promise<DryRun> {
+    const { stackName, updates, env, secrets } = planned;
     const events: Body[] = [];
     try {
-        await runner.preview(stackName, updates[0], { env, destroy: updates.length === 0, onEvent: (e) => void events.push(e as Body) });
+        await runner.preview(stackName, updates[0], { env, destroy: updates.length === 0, onEvent: (e) => void events.push(e as Body), signal: slot.signal, onProcess: slot.onProcess, scratchDir: slot.scratchDir });
     } catch (e) {
+        if (slot.signal.aborted) throw slot.signal.reason instanceof ProblemError ? slot.signal.reason : new DryRunStopped("the dry run was stopped");
         throw new ProblemError(422, `the preview failed: ${redactText((e as Error).message, secrets)}`);
     }
+    if (slot.signal.aborted) throw slot.signal.reason;
     const plan = planFromEvents(events);
     const later = updates.length > 1 ? ` (the first of ${updates.length} updates; each later one depends on the one before: plan again after it)` : "";
     const text = printablePlan(plan, `Plan of ${operation.toLowerCase()} for VNF instance ${instanceId}${later}; nothing was changed:`);
     // Events show secrets blinded; a secret in anything else would be a bug, so it is redacted all the same.
-    return JSON.parse(redactText(JSON.stringify({ operation, vnfInstanceId: instanceId, updates: updates.length, ...plan, text }), secrets)) as DryRun;
+    return redactStrings({ operation, vnfInstanceId: instanceId, updates: updates.length, ...plan, text }, secrets);
+}
+
+/** Every string in `value` redacted (its JSON text is not: a short secret such as `7` may be a number there). */
+function redactStrings<T>(value: T, secrets: string[]): T {
+    if (typeof value === "string") return redactText(value, secrets) as T;
+    if (Array.isArray(value)) return value.map((v) => redactStrings(v, secrets)) as T;
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [redactText(k, secrets), redactStrings(v, secrets)])) as T;
+    return value;
 }

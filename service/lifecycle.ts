@@ -6,35 +6,33 @@
  * (→ FAILED); cancel aborts the running Pulumi command (SIGINT, Pulumi's graceful cancel) and starts no
  * other. One operation per instance at a time; operations of different instances run in parallel up to a
  * limit. What an operation will do is planned and checked before it is accepted: a refused request runs
- * nothing. Each Pulumi process an operation runs is recorded, so that after a crash recover() stops it.
+ * nothing (operationPlanner.ts). Each Pulumi process an operation runs is recorded, so that after a crash
+ * recover() stops it.
  */
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { ConfigError } from "../config/spec";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
-import { cnfScale, planCnfHeal, planCnfScale, planCnfScaleToLevel } from "./cnfOperations";
-import { planExtConnChange } from "./extConn";
-import { CnfPlanner } from "./cnfPlanner";
+import { cnfScale } from "./cnfOperations";
+import { cnfVimConnectionInfo, instanceLinks, instantiatedInfo, vimConnectionIdOf, vimConnectionInfoOf, vnfStateOf, withoutKeys } from "./instanceView";
 import { KubernetesVims, NfvoOptions } from "./kubernetesVims";
-import { planFlavourChange } from "./flavourChange";
 import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
+import { Operation, OperationPlanner, Plan, stackNameOf } from "./operationPlanner";
 import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { Store } from "./store";
 import { StackRunner } from "./stackRunner";
 
+export type { Operation } from "./operationPlanner";
+export { stackNameOf } from "./operationPlanner";
+
 type Body = Record<string, any>;
 
-/** The configuration model and the request converter, loaded with the first operation, not at start. */
-const configModel = () => require("../config/load") as typeof import("../config/load");
-const requestConverter = () => require("../config/tacker") as typeof import("../config/tacker");
-const cnfRequests = () => require("../config/tackerCnf") as typeof import("../config/tackerCnf");
-export type Operation = "INSTANTIATE" | "SCALE" | "SCALE_TO_LEVEL" | "HEAL" | "OPERATE" | "CHANGE_EXT_CONN" | "CHANGE_FLAVOUR" | "TERMINATE";
 export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
+
+/** States in which an occurrence runs, or waits for a slot to run: a cancel applies. */
+const RUNNING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "ROLLING_BACK"]);
 
 /** States in which an occurrence holds its instance: no other operation may start. */
 const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);
@@ -50,24 +48,8 @@ export interface LifecycleOptions {
     defaultVimEnv: Record<string, string>;
     /** A Tacker NFVO the clusters' Kubernetes VIMs are registered in too. */
     nfvo?: NfvoOptions;
-}
-
-/** What an occurrence will do, fixed when it is accepted. */
-interface Plan {
-    /** Stack configs applied (`up`) one after the other before `config` (a graceful stop drains first). */
-    stages?: Record<string, unknown>[];
-    /** Stack config to apply (`up`); absent for terminate (`destroy`). */
-    config?: Record<string, unknown>;
-    /** The config before the operation, for rollback. */
-    previousConfig?: Record<string, unknown>;
-    /** Seconds to wait before destroying (GRACEFUL terminate). */
-    gracefulSeconds?: number;
-    vimId?: string;
-    /** The Kubernetes VIM a CNF runs on. */
-    kubernetesVimId?: string;
-    /** The namespace a CNF being instantiated goes into. */
-    cnfNamespace?: string;
-    flavourId?: string;
+    /** Stops the instance's dry runs and waits for them, before an operation's first command on its stack. */
+    stopDryRuns?: (instanceId: string) => Promise<void>;
 }
 
 export class Lifecycle {
@@ -77,7 +59,7 @@ export class Lifecycle {
     private readonly waiting: (() => void)[] = [];
     private active = 0;
     readonly kubernetesVims: KubernetesVims;
-    private readonly cnfs: CnfPlanner;
+    private readonly planner: OperationPlanner;
 
     constructor(
         private readonly store: Store,
@@ -87,7 +69,7 @@ export class Lifecycle {
     ) {
         this.events.setMaxListeners(0);
         this.kubernetesVims = new KubernetesVims(store, options.nfvo);
-        this.cnfs = new CnfPlanner(store, { projectDir: options.projectDir, packagesDir: options.packagesDir, packageOf: (instance) => this.packageOf(instance) });
+        this.planner = new OperationPlanner(store, this.kubernetesVims, { projectDir: options.projectDir, packagesDir: options.packagesDir });
     }
 
     /**
@@ -95,21 +77,10 @@ export class Lifecycle {
      * failed temporarily, once the Pulumi command the dead service left running is stopped and its stack's
      * stale lock cleared (so a retry is the only update of that stack).
      */
-    /**
-     * The unpacked VNF package of an instance's vnfdId, when the service has one: `--packages DIR` holds a
-     * folder per vnfdId. The id is the client's: only a plain name is looked up (nothing that climbs out).
-     */
-    private packageOf(instance: Body): string | undefined {
-        const vnfdId = String(instance.vnfdId ?? "");
-        if (!this.options.packagesDir || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(vnfdId) || vnfdId.includes("..")) return undefined;
-        const dir = path.join(this.options.packagesDir, vnfdId);
-        return fs.existsSync(dir) && fs.statSync(dir).isDirectory() ? dir : undefined;
-    }
-
     async recover(): Promise<void> {
         for (const op of this.store.list("op_occs")) {
             if (op.operationState === "STARTING") {
-                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, operationState: "ROLLED_BACK", stateEnteredTime: new Date().toISOString() } }]);
+                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, operationState: "ROLLED_BACK", isCancelPending: false, stateEnteredTime: new Date().toISOString() } }]);
             } else if (op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK") {
                 let cleanup: string;
                 try {
@@ -118,7 +89,7 @@ export class Lifecycle {
                     cleanup = `its stack could not be cleared (${redactText((e as Error).message, this.secretsOf(op))}); a retry may find it locked`;
                 }
                 const error = problemBody(500, `the service restarted while the operation was running: ${cleanup}; retry, roll back or fail it`);
-                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", stateEnteredTime: new Date().toISOString(), error } }]);
+                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", isCancelPending: false, stateEnteredTime: new Date().toISOString(), error } }]);
             }
         }
     }
@@ -177,17 +148,24 @@ export class Lifecycle {
         if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
             throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
         }
-        return this.plan(operation, instance, params);
+        return this.planner.plan(operation, instance, params);
     }
 
+    /**
+     * A task on a FAILED_TEMP occurrence moves it to its next state before the request is answered, even
+     * when the run must wait for a slot: of concurrent retry, rollback, fail and cancel requests one wins,
+     * the others find it no longer FAILED_TEMP (409).
+     */
     retry(opId: string): void {
         const op = this.failedTemp(opId, "retry");
+        this.transition(op, "PROCESSING");
         void this.execute(String(op.id), "forward");
     }
 
     rollback(opId: string): void {
         const op = this.failedTemp(opId, "rollback");
         if (op.operation === "TERMINATE") throw new ProblemError(409, "a terminate cannot be rolled back: retry it or fail it");
+        this.transition(op, "ROLLING_BACK");
         void this.execute(String(op.id), "back");
     }
 
@@ -203,7 +181,11 @@ export class Lifecycle {
             return;
         }
         const controller = this.running.get(opId);
-        if (!controller || (op.operationState !== "PROCESSING" && op.operationState !== "STARTING")) throw conflict(`operation ${opId} is ${op.operationState}; only a starting or processing one can be cancelled`);
+        // SOL003 v2.6.1 §5.4.17.3.1: an occurrence STARTING, PROCESSING or ROLLING_BACK can be cancelled, once.
+        if (!controller || !RUNNING.has(String(op.operationState))) {
+            throw conflict(`operation ${opId} is ${op.operationState}; only a starting, processing or rolling back one can be cancelled`);
+        }
+        if (op.isCancelPending) throw conflict(`operation ${opId} is being cancelled already`);
         this.store.put([{ table: "op_occs", id: opId, body: { ...op, isCancelPending: true } }]);
         controller.abort();
     }
@@ -231,153 +213,12 @@ export class Lifecycle {
         return op;
     }
 
-    /** What the operation will change, checked in full before anything runs. */
-    private plan(operation: Operation, instance: Body, params: Body): Plan {
-        const stackName = stackNameOf(String(instance.id));
-        const stored = instance.__stackConfig as Record<string, unknown> | undefined;
-        const cnf = stored?.vnfKind === "cnf";
-        const current = cnf ? this.cnfs.withCurrentVim(instance, stored!) : stored;
-        const check = (config: Record<string, unknown>, source: string) => {
-            try {
-                return configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source).spec;
-            } catch (e) {
-                if (e instanceof ConfigError) throw new ProblemError(400, e.message);
-                throw e;
-            }
-        };
-        // What an update of this instance carries over: the config before (for rollback) and its VIMs.
-        const keep = { previousConfig: current, vimId: instance.__vimId as string | undefined, kubernetesVimId: instance.__kubernetesVimId as string | undefined };
-        // An operation of several updates: each config checked, the config before kept for rollback.
-        const checked = (config: Record<string, unknown>, source: string) => (check(config, source), config);
-        const staged = ({ stages, config }: { stages: Record<string, unknown>[]; config: Record<string, unknown> }, source: string): Plan => {
-            for (const c of [...stages, config]) check(c, source);
-            return { ...keep, stages, config };
-        };
-        if (cnf && ["OPERATE", "CHANGE_EXT_CONN", "CHANGE_FLAVOUR"].includes(operation)) {
-            throw conflict(`VNF instance ${instance.id} is a CNF: it has no VMs (${operation.toLowerCase()}); scale, heal or terminate it`);
-        }
-        switch (operation) {
-            case "INSTANTIATE": {
-                if (cnfRequests().isCnfInstantiateRequest(params)) {
-                    const planned = this.cnfs.instantiate(instance, params, stackName, check);
-                    return { config: planned.config, kubernetesVimId: planned.kubernetesVimId, cnfNamespace: planned.namespace, flavourId: params.flavourId };
-                }
-                let converted;
-                const packageDir = this.packageOf(instance);
-                try {
-                    converted = requestConverter().convertInstantiateRequest(params, { baseDir: this.options.projectDir, stackName, packageDir });
-                } catch (e) {
-                    if (e instanceof ConfigError) throw new ProblemError(400, e.message);
-                    throw e;
-                }
-                if (!packageDir && requestConverter().namesPackageFiles(converted.config)) {
-                    const where = this.options.packagesDir
-                        ? `put the unpacked package in ${path.join(this.options.packagesDir, "<vnfdId>")}`
-                        : "start the service with --packages DIR, DIR/<vnfdId>/ holding the unpacked package";
-                    throw new ProblemError(
-                        400,
-                        `additionalParams names files of the VNF package (PV manifests, certificates or image archives), and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: ${where}`,
-                    );
-                }
-                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
-                const vim = vimId ? this.store.get("vims", vimId) : undefined;
-                if (vimId && !vim) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
-                if (vim?.type === "kubernetes") throw new ProblemError(400, `vimConnectionInfo.vimId: ${vimId} is a Kubernetes VIM (${vim.name}); a cluster's VMs need an OpenStack VIM`);
-                check(converted.config, "instantiate request");
-                return { config: converted.config, vimId, flavourId: params.flavourId };
-            }
-            case "SCALE": {
-                if (cnf) return { ...keep, config: checked(planCnfScale(current!, this.cnfs.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale request") };
-                const workers = { ...((current?.workers as Body) ?? {}) };
-                const aspect = workers.aspectId ?? "worker_instance";
-                if (params.aspectId !== aspect) throw new ProblemError(400, `aspectId: this VNF scales ${aspect}, not ${params.aspectId}`);
-                const range = (instance.__scale as Body | undefined)?.[aspect] ?? {};
-                // The seeds send "numberOfSteps": "1"; the client sends a number.
-                const steps = Number(params.numberOfSteps ?? 1);
-                const count = (workers.count ?? range.count) + (params.type === "SCALE_OUT" ? steps : -steps);
-                if (count < range.min) throw new ProblemError(400, `numberOfSteps: ${params.type} by ${steps} would leave ${count} workers, below the minimum ${range.min}`);
-                if (count > range.max) throw new ProblemError(400, `numberOfSteps: ${params.type} by ${steps} would make ${count} workers, above the maximum ${range.max}`);
-                const config = { ...current, workers: { ...workers, count } };
-                check(config, "scale request");
-                return { ...keep, config };
-            }
-            case "SCALE_TO_LEVEL": {
-                if (cnf) return { ...keep, config: checked(planCnfScaleToLevel(current!, this.cnfs.vnfdOf(instance, undefined, deployedWorkloads(instance)), params), "scale_to_level request") };
-                // SOL003 §5.4.6: a target instantiation level or a scale level per aspect. This VNF has no
-                // instantiation levels (its counts are its stack config) and one scalable aspect, the workers,
-                // whose level is the workers above the minimum (scaleStatus).
-                if (params.instantiationLevelId !== undefined) throw new ProblemError(400, "instantiationLevelId: this VNF has no instantiation levels; give scaleInfo with the aspect's scaleLevel");
-                const levels: Body[] = params.scaleInfo ?? [];
-                if (levels.length === 0) throw new ProblemError(400, "scaleInfo: give the target scaleLevel of an aspect (or instantiationLevelId, which this VNF does not have)");
-                const workers = { ...((current?.workers as Body) ?? {}) };
-                const aspect = workers.aspectId ?? "worker_instance";
-                const range = (instance.__scale as Body | undefined)?.[aspect] as { min: number; max: number } | undefined;
-                if (!range) throw new ProblemError(400, "scaleInfo: this VNF has no workers to scale");
-                if (levels.length > 1) throw new ProblemError(400, `scaleInfo: one entry for ${aspect}, the only aspect this VNF scales`);
-                const [level] = levels;
-                if (level.aspectId !== aspect) throw new ProblemError(400, `scaleInfo[0].aspectId: this VNF scales ${aspect}, not ${level.aspectId}`);
-                if (level.scaleLevel > range.max - range.min) throw new ProblemError(400, `scaleInfo[0].scaleLevel: ${aspect} goes up to level ${range.max - range.min} (${range.max} workers), not ${level.scaleLevel}`);
-                const count = range.min + level.scaleLevel;
-                const config = { ...current, workers: { ...workers, count } };
-                check(config, "scale_to_level request");
-                return { ...keep, config };
-            }
-            case "HEAL": {
-                if (cnf) return { ...keep, config: checked(planCnfHeal(current!, instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [], params, new Date().toISOString()), "heal request") };
-                const heal = { generation: 0, nodes: {}, ...((current?.heal as Body) ?? {}) };
-                const vnfcs: Body[] = instance.instantiatedVnfInfo?.vnfcResourceInfo ?? [];
-                // The client sends a list; the seed's heal body has one id as a string.
-                const targets: string[] = ([] as string[]).concat(params.vnfcInstanceId ?? []);
-                const nodes = { ...heal.nodes } as Record<string, number>;
-                targets.forEach((vnfcId, i) => {
-                    const vnfc = vnfcs.find((v) => v.id === vnfcId);
-                    if (!vnfc) throw new ProblemError(400, `vnfcInstanceId[${i}]: VNF instance ${instance.id} has no VNFC ${vnfcId}`);
-                    const node = /-((?:master|worker)-\d+|storage|registry)$/.exec(vnfcId)?.[1];
-                    if (!node) throw new ProblemError(400, `vnfcInstanceId[${i}]: ${vnfcId} is not a Kubernetes node, the storage server or the registry; only those heal one by one`);
-                    nodes[node] = (nodes[node] ?? 0) + 1;
-                });
-                const config = { ...current, heal: targets.length ? { ...heal, nodes } : { ...heal, generation: heal.generation + 1 } };
-                check(config, "heal request");
-                return { ...keep, config };
-            }
-            case "OPERATE": {
-                const operate: Body = { vnfState: "STARTED", drained: false, ...((current?.operate as Body) ?? {}) };
-                if (params.changeStateTo === "STARTED" && params.stopType !== undefined) throw new ProblemError(400, "stopType: only for changeStateTo STOPPED");
-                if (params.gracefulStopTimeout !== undefined && params.stopType !== "GRACEFUL") throw new ProblemError(400, "gracefulStopTimeout: only for stopType GRACEFUL");
-                if (params.changeStateTo === operate.vnfState) throw conflict(`VNF instance ${instance.id} is already ${operate.vnfState}`);
-                const at = (changes: Body) => ({ ...current, operate: { ...operate, ...changes } });
-                if (params.changeStateTo === "STARTED") {
-                    // One update: each VM is powered on, then its node is uncordoned once Ready (if it was drained).
-                    return staged({ stages: [], config: at({ vnfState: "STARTED", drained: false }) }, "operate request");
-                }
-                // SOL003 StopType: FORCEFUL is the default. A stop is two updates, because a VM is updated
-                // before the steps that depend on it: first, with the VMs running, whatever the steps have pending
-                // (a new provider version updates them too) and, for a graceful stop, the drain of every node
-                // (each within gracefulStopTimeout; the stop then goes on); then the VMs are shut off, with no
-                // step left to change. A registry VNF and a kubespray cluster have no membership steps to drain,
-                // and a timeout of 0 leaves no time to drain: their graceful stop is a forceful one.
-                const graceful = params.stopType === "GRACEFUL" && params.gracefulStopTimeout !== 0 && (current?.vnfKind ?? "cluster") === "cluster" && !current?.kubespray;
-                const drain = graceful ? { drained: true, drainTimeout: params.gracefulStopTimeout ?? operate.drainTimeout ?? 60 } : {};
-                return staged({ stages: [at({ vnfState: "STARTED", ...drain })], config: at({ vnfState: "STOPPED", ...drain }) }, "operate request");
-            }
-            case "CHANGE_EXT_CONN":
-                return staged(planExtConnChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params), "change_ext_conn request");
-            case "CHANGE_FLAVOUR": {
-                const plan = staged(planFlavourChange(current ?? {}, check(current ?? {}, "the instance's stack config"), params), "change_flavour request");
-                return { ...plan, flavourId: String(plan.config!.flavour) };
-            }
-            case "TERMINATE":
-                if (cnf) this.cnfs.assertNamespaceUnshared(instance);
-                else this.cnfs.assertNoCnfOn(this.kubernetesVims.ofCluster(String(instance.id)).map((v) => String(v.id)), String(instance.id));
-                return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
-        }
-    }
-
     /** Runs an occurrence (or its rollback) when a slot is free; records the outcome. */
     private async execute(opId: string, direction: "forward" | "back"): Promise<void> {
         const controller = new AbortController();
         this.running.set(opId, controller);
         try {
+            await this.options.stopDryRuns?.(String(this.find(opId).vnfInstanceId));
             await this.acquire();
             try {
                 let op = this.find(opId);
@@ -386,7 +227,8 @@ export class Lifecycle {
                     this.transition(op, "ROLLED_BACK"); // cancelled while waiting for a slot: nothing ran
                     return;
                 }
-                op = this.transition(op, direction === "forward" ? "PROCESSING" : "ROLLING_BACK");
+                if (controller.signal.aborted) throw new Error("cancelled while it waited for a free slot; nothing ran");
+                if (op.operationState === "STARTING") op = this.transition(op, "PROCESSING");
                 const outcome = await this.perform(op, direction, controller.signal);
                 this.complete(op, direction, outcome);
             } finally {
@@ -472,7 +314,7 @@ export class Lifecycle {
         const config = direction === "forward" ? plan.config : plan.previousConfig;
         const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
         const cnf = (config ?? plan.previousConfig)?.vnfKind === "cnf";
-        const vnfd = cnf && !terminated ? this.cnfs.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
+        const vnfd = cnf && !terminated ? this.planner.cnfs.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
         const scale = vnfd ? cnfScale(config!, vnfd) : (outputs?.scale as Body | undefined);
         // A CNF's VNFCs are named by workload in the stack; the VNFD says which VDU each workload is.
         const vnfcResources = vnfd && !("problem" in vnfd) ? ((outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, vduId: vnfd.vdus.find((d) => d.name === v.vduId)?.vduId ?? v.vduId })) : outputs?.vnfcResources;
@@ -507,7 +349,9 @@ export class Lifecycle {
     }
 
     private transition(op: Body, state: OperationState, error?: Body): Body {
-        const next = { ...op, operationState: state, stateEnteredTime: new Date().toISOString(), ...(error ? { error } : {}) };
+        // SOL003 v2.6.1 table 5.5.2.13-1: isCancelPending is true only while a cancel is under way.
+        const cancelPending = RUNNING.has(state) && op.isCancelPending === true;
+        const next = { ...op, operationState: state, stateEnteredTime: new Date().toISOString(), isCancelPending: cancelPending, ...(error ? { error } : {}) };
         if (!error && (state === "PROCESSING" || state === "COMPLETED")) delete next.error;
         this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
         if (state !== "PROCESSING" && state !== "ROLLING_BACK") this.notifyOp(next, "RESULT");
@@ -584,88 +428,6 @@ export function updatesOf(plan: Pick<Plan, "stages" | "config" | "previousConfig
     return [...forward.slice(0, done).map((config, i) => ({ config, position: i + 1 })).reverse(), { config: plan.previousConfig, position: 0 }];
 }
 
-/** The stack of a VNF instance. */
-export function stackNameOf(instanceId: string): string {
-    return `vnf-${instanceId}`;
-}
-
-/**
- * A VNF instance's `_links` (SOL003 VnfInstance): itself and the tasks its state allows (scaling if it
- * scales; a port move and a flavour change between the HA flavours for clusters).
- */
-export function instanceLinks(baseUrl: string, instanceId: string, state: "NOT_INSTANTIATED" | "INSTANTIATED", can: { scalable?: boolean; operable?: boolean; portsMovable?: boolean; flavourChangeable?: boolean } = {}): Body {
-    const self = instanceHref(baseUrl, instanceId);
-    const tasks =
-        state === "NOT_INSTANTIATED"
-            ? { instantiate: "instantiate" }
-            : {
-                  terminate: "terminate",
-                  ...(can.scalable ? { scale: "scale", scaleToLevel: "scale_to_level" } : {}),
-                  heal: "heal",
-                  ...(can.operable !== false ? { operate: "operate" } : {}),
-                  ...(can.portsMovable ? { changeExtConn: "change_ext_conn" } : {}),
-                  ...(can.flavourChangeable ? { changeFlavour: "change_flavour" } : {}),
-              };
-    return { self: { href: self }, ...Object.fromEntries(Object.entries(tasks).map(([name, route]) => [name, { href: `${self}/${route}` }])) };
-}
-
-/**
- * The id of the instance's VIM connection, which every compute resource names (SOL003 ResourceHandle): the
- * registered VIM's id, or `default` for the service's own OS_* credentials.
- */
-function vimConnectionIdOf(vimId: string | undefined): string {
-    return vimId ?? "default";
-}
-
-/** The workloads a CNF instance runs (its VNFCs' resources are `Kind/name`). */
-function deployedWorkloads(instance: Body): Set<string> {
-    return new Set(((instance.instantiatedVnfInfo?.vnfcResourceInfo ?? []) as Body[]).map((v) => String(v.computeResource?.resourceId).split("/")[1]));
-}
-
-/** A cluster's VIM connections: the OpenStack VIM it runs on, and the Kubernetes VIM it is (Tacker shows both). */
-function vimConnectionInfoOf(vimId: string | undefined, kubernetesVim: Body | undefined): Body[] {
-    return [
-        { id: vimConnectionIdOf(vimId), ...(vimId ? { vimId } : {}), vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" },
-        ...(kubernetesVim ? [{ id: `${kubernetesVim.id}-kubernetes`, vimId: kubernetesVim.id, vimType: "ETSINFV.KUBERNETES.V_1", interfaceInfo: { endpoint: kubernetesVim.authUrl } }] : []),
-    ];
-}
-
-/** A CNF's VIM connection: the Kubernetes VIM it runs on (registered, or given inline: no id to name). */
-function cnfVimConnectionInfo(config: Record<string, unknown>, kubernetesVimId: string | undefined): Body[] {
-    const vim = (config.cnf as Body).vim;
-    return [{ id: kubernetesVimId ?? "kubernetes", ...(kubernetesVimId ? { vimId: kubernetesVimId } : {}), vimType: "ETSINFV.KUBERNETES.V_1", interfaceInfo: { endpoint: vim.endpoint } }];
-}
-
-/** SOL003 VnfOperationalStateType of a stack config (`operate.vnfState`, STARTED when unset). */
-function vnfStateOf(config: Record<string, unknown> | undefined): "STARTED" | "STOPPED" {
-    return (config?.operate as Body | undefined)?.vnfState === "STOPPED" ? "STOPPED" : "STARTED";
-}
-
-function instantiatedInfo(flavourId: string | undefined, vnfState: "STARTED" | "STOPPED", outputs: Record<string, unknown>, vimConnectionId: string): Body {
-    const scale = (outputs.scale ?? {}) as Record<string, { count: number; min: number; max: number }>;
-    const vnfcs = (outputs.vnfcResources ?? []) as Body[];
-    return {
-        flavourId: flavourId ?? "simple",
-        vnfState,
-        scaleStatus: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.count - s.min })),
-        maxScaleLevels: Object.entries(scale).map(([aspectId, s]) => ({ aspectId, scaleLevel: s.max - s.min })),
-        vnfcResourceInfo: vnfcs.map((v) =>
-            v.resourceType
-                ? // A CNF's: a pod slot of a workload (its pods' names are the controller's, not the stack's).
-                  { id: v.id, vduId: v.vduId, computeResource: { vimConnectionId, resourceId: v.resourceId, vimLevelResourceType: v.resourceType } }
-                : {
-                      id: v.id,
-                      vduId: v.vduId,
-                      computeResource: { vimConnectionId, resourceId: v.serverId, vimLevelResourceType: "OS::Nova::Server" },
-                      vnfcCpInfo: [{ id: `${v.id}-${v.cpdId}`, cpdId: v.cpdId }],
-                  },
-        ),
-    };
-}
-
-function withoutKeys(o: Body, keys: string[]): Body {
-    return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
-}
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -21,8 +21,11 @@ const TITLES: Record<number, string> = {
     409: "Conflict",
     412: "Precondition Failed",
     413: "Payload Too Large",
+    408: "Request Timeout",
     415: "Unsupported Media Type",
     422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
 };
@@ -33,3 +36,14 @@ export function problemBody(status: number, detail: string, instance?: string) {
 
 export const notFound = (what: string, id: string) => new ProblemError(404, `${what} ${id} not found`);
 export const conflict = (detail: string) => new ProblemError(409, detail);
+
+/** A 429 (RFC 6585 §4): the client may try again after `retryAfterSeconds` (sent as Retry-After). */
+export class TooManyRequests extends ProblemError {
+    constructor(
+        detail: string,
+        readonly retryAfterSeconds: number,
+    ) {
+        super(429, detail);
+        this.name = "TooManyRequests";
+    }
+}

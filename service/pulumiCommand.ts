@@ -82,7 +82,8 @@ export class OperationCommand {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), OUTPUT_DIR_PREFIX));
         const temporary = path.join(dir, "tmp");
         fs.mkdirSync(temporary);
-        const env = { ...this.baseEnv, ...additionalEnv, PATH: `${path.dirname(this.command)}${path.delimiter}${additionalEnv.PATH ?? this.baseEnv.PATH ?? ""}`, PULUMI_AUTOMATION_API: "true", TMPDIR: temporary };
+        const inheritedPath = additionalEnv.PATH ?? this.baseEnv.PATH ?? "";
+        const env = { ...this.baseEnv, ...additionalEnv, PATH: path.isAbsolute(this.command) ? `${path.dirname(this.command)}${path.delimiter}${inheritedPath}` : inheritedPath, PULUMI_AUTOMATION_API: "true", TMPDIR: temporary };
         // A command that prints secrets (`stack output --show-secrets`, `config --show-secrets`) changes nothing
         // and may die with the service: its output stays in memory, never on disk.
         const output: CommandOutput = fullArgs.includes("--show-secrets") ? new PipedOutput(onOutput, onError) : new OutputFiles(dir, onOutput, onError);

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
+import * as semver from "semver";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
 import { PulumiProcess, removeOutputDir, stopPulumiProcess } from "./pulumiProcess";
 
@@ -35,6 +36,13 @@ export interface RunOptions {
     onProcess?: (process: PulumiProcess | undefined) => void;
 }
 
+export interface PreviewOptions extends RunOptions {
+    /** A preview of the stack's destroy. */
+    destroy?: boolean;
+    /** Where the copy of the stack's config file goes (the caller removes it); default a temporary folder, removed after. */
+    scratchDir?: string;
+}
+
 export interface StackRunner {
     up(stackName: string, config: Record<string, unknown>, options: RunOptions): Promise<Record<string, unknown>>;
     destroy(stackName: string, options: RunOptions): Promise<void>;
@@ -44,7 +52,7 @@ export interface StackRunner {
      * (`--config-file`), and a preview writes no state. A stack that does not exist is refused, but for a
      * config's preview (an instantiate's), which creates it empty, as the instantiate would.
      */
-    preview(stackName: string, config: Record<string, unknown> | undefined, options: RunOptions & { destroy?: boolean }): Promise<void>;
+    preview(stackName: string, config: Record<string, unknown> | undefined, options: PreviewOptions): Promise<void>;
     /**
      * After a crash, before anything else runs on the stack: stops the Pulumi command a dead service left
      * running (when it is still that process) and clears the stack's stale lock as the CLI documents
@@ -58,6 +66,12 @@ export class PulumiCliMissingError extends Error {
         super(`the Pulumi CLI is not installed where the service looks for it (${detail}); install it (https://www.pulumi.com/docs/install/) or set K8S_VNF_PULUMI_ROOT to the directory holding bin/pulumi`);
         this.name = "PulumiCliMissingError";
     }
+}
+
+/** The CLI found, and its version as the SDK's PulumiCommand holds it (LocalWorkspace reads it). */
+interface PulumiCli {
+    command: string;
+    version: semver.SemVer;
 }
 
 export class PulumiCliTooOldError extends Error {
@@ -79,7 +93,7 @@ export interface AutomationRunnerOptions {
 }
 
 export class AutomationStackRunner implements StackRunner {
-    private cli?: Promise<PulumiCommand>;
+    private cli?: Promise<PulumiCli>;
 
     constructor(private readonly options: AutomationRunnerOptions) {}
 
@@ -107,10 +121,11 @@ export class AutomationStackRunner implements StackRunner {
         }
     }
 
-    async preview(stackName: string, config: Record<string, unknown> | undefined, run: RunOptions & { destroy?: boolean }): Promise<void> {
+    async preview(stackName: string, config: Record<string, unknown> | undefined, run: PreviewOptions): Promise<void> {
         const command = await this.command(run);
         const errors = new EngineErrors(run.onEvent);
-        const scratch = config === undefined || run.destroy ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-"));
+        const ownScratch = config !== undefined && !run.destroy && !run.scratchDir;
+        const scratch = config === undefined || run.destroy ? undefined : (run.scratchDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-")));
         try {
             // A stack is made only for an instantiate's dry run (it has none yet; it is the one its instantiate
             // will use, empty): planning a stack as it is configured needs the stack.
@@ -129,7 +144,7 @@ export class AutomationStackRunner implements StackRunner {
         } catch (e) {
             throw cliFailure(e, errors.messages);
         } finally {
-            if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+            if (ownScratch && scratch) fs.rmSync(scratch, { recursive: true, force: true });
         }
     }
 
@@ -160,20 +175,38 @@ export class AutomationStackRunner implements StackRunner {
         return new OperationCommand(cli.command, cli.version, this.options.env, { signal: run.signal, onProcess: run.onProcess });
     }
 
-    /** The CLI, found and its version checked once (again after a failure: it may be installed meanwhile). */
-    private pulumi(): Promise<PulumiCommand> {
-        const where = this.options.pulumiRoot ? `${this.options.pulumiRoot}/bin/pulumi` : "pulumi on PATH";
-        this.cli ??= automation().PulumiCommand.get({ root: this.options.pulumiRoot, skipVersionCheck: true })
-            .catch(() => {
-                throw new PulumiCliMissingError(where);
-            })
-            .then((cli) => {
-                if (!cli.version || cli.version.compare(MINIMUM_PULUMI_VERSION) < 0) throw new PulumiCliTooOldError(`at ${where}`, String(cli.version ?? "of an unknown version"));
-                return cli;
-            });
+    /**
+     * The CLI, found and its version checked once (again after a failure: it may be installed meanwhile).
+     * `pulumi version` runs as every other command does, with the CLI's environment only (the SDK's
+     * `PulumiCommand.get` would give it the service's whole environment, API credentials included).
+     */
+    private pulumi(): Promise<PulumiCli> {
+        const command = this.options.pulumiRoot ? path.resolve(this.options.pulumiRoot, "bin", "pulumi") : "pulumi";
+        const where = this.options.pulumiRoot ? `at ${command}` : "on PATH";
+        this.cli ??= new OperationCommand(command, undefined, this.options.env, {})
+            .run(["version"], this.options.projectDir, { PULUMI_SKIP_UPDATE_CHECK: "true" })
+            .then(
+                (result) => {
+                    const version = semver.parse(result.stdout.trim());
+                    if (!version) throw new Error(`\`pulumi version\` ${where} printed ${JSON.stringify(result.stdout.trim().slice(0, 80))}, not a version`);
+                    if (version.compare(MINIMUM_PULUMI_VERSION) < 0) throw new PulumiCliTooOldError(where, version.version);
+                    return { command, version };
+                },
+                (e: unknown) => {
+                    throw versionFailure(e, where);
+                },
+            );
         this.cli.catch(() => (this.cli = undefined));
         return this.cli;
     }
+}
+
+/** What a failed `pulumi version` says: no CLI at all, or the CLI's own failure. */
+function versionFailure(e: unknown, where: string): Error {
+    const result = (e as { commandResult?: CommandResult }).commandResult;
+    if (result?.code === -2 && /ENOENT/.test(result.stderr)) return new PulumiCliMissingError(where);
+    const said = (result?.stderr.trim() || result?.stdout.trim() || (e as Error).message).split("\n").slice(-4).join("\n");
+    return new Error(`\`pulumi version\` ${where} failed${result ? ` (exit ${result.code})` : ""}: ${said}`);
 }
 
 /**

@@ -79,6 +79,20 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
         return { id, op: await settle(String(accepted.headers.get("location"))) };
     };
 
+    /** The URL of the next page a list response links to (SOL013 §5.4.2.1); header names are case-insensitive. */
+    const nextPage = (headers: Headers) => /<([^>]+)>;\s*rel="next"/.exec(headers.get("link") ?? "")?.[1];
+    /** Every page of a list, following its Link rel="next" from `route` until a page has none. */
+    const allPages = async (route: string) => {
+        const pages: any[][] = [];
+        for (let next: string | undefined = route; next !== undefined; ) {
+            const page = await api("GET", next);
+            assert.equal(page.status, 200, `${next}: ${JSON.stringify(page.body)}`);
+            pages.push(page.body);
+            next = nextPage(page.headers);
+        }
+        return pages;
+    };
+
     before(async () => {
         subscriber = http.createServer((req, res) => {
             let body = "";
@@ -139,29 +153,79 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
         assert.deepEqual(Object.keys(created._links).sort(), ["subscription", "vnfInstance"]);
     });
 
-    it("lists take SOL013 filters, attribute selectors and paging through Link rel=next; a bad query is a 400 naming the parameter", async () => {
+    it("lists take SOL013 filters and attribute selectors; a bad query is a 400 naming the parameter", async () => {
         const named = await api("GET", `/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(eq,vnfInstanceName,vim-connection)")}`);
         assert.deepEqual(named.body.map((v: any) => v.vnfInstanceName), ["vim-connection"]);
         assert.equal(named.body[0].instantiatedVnfInfo, undefined, "complex attributes are left out by default (exclude_default)");
         const all = await api("GET", `/vnflcm/v1/vnf_instances?all_fields&filter=${encodeURIComponent("(eq,vnfInstanceName,vim-connection)")}`);
         assert.equal(all.body[0].instantiatedVnfInfo.vnfcResourceInfo.length, 3);
-        const seen: string[] = [];
-        let next: string | undefined = `${base}/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(neq,vnfInstanceName,nobody)")}`;
-        while (next) {
-            const page = await api("GET", next);
-            assert.equal(page.status, 200, JSON.stringify(page.body));
-            assert.ok(page.body.length <= 2);
-            seen.push(...page.body.map((v: any) => v.id));
-            next = /<([^>]+)>;\s*rel="next"/.exec(String(page.headers.get("link") ?? ""))?.[1];
-        }
-        const everything = (await api("GET", "/vnflcm/v1/vnf_instances?all_fields")).body;
-        assert.ok(everything.length <= 2, "one page");
-        assert.equal(new Set(seen).size, seen.length, "no instance twice");
-        assert.ok(seen.length >= 3, `every instance across pages (${seen.length})`);
         const bad = await api("GET", `/vnflcm/v1/vnf_lcm_op_occs?filter=${encodeURIComponent("(like,operation,SCALE)")}`);
         assert.equal(bad.status, 400);
         assert.match(bad.body.detail, /^filter: /);
         assert.equal((await api("GET", "/vnflcm/v1/subscriptions?fields=filter")).status, 400, "subscriptions take no attribute selectors");
+    });
+
+    it("a filter or selector naming an attribute the resource does not have is a 400 naming it; one no record sets is not; every attribute a list shows can be named", async () => {
+        const refusals = [
+            ["vnf_instances", "filter", "(eq,noSuchAttribute,x)", /^filter: 'noSuchAttribute' is not an attribute of VnfInstance/],
+            ["vnf_instances", "fields", "noSuchAttribute", /^fields: 'noSuchAttribute' is not an attribute of VnfInstance/],
+            ["vnf_lcm_op_occs", "exclude_fields", "noSuchAttribute", /^exclude_fields: 'noSuchAttribute' is not an attribute of VnfLcmOpOcc/],
+            ["vnf_lcm_op_occs", "filter", "(eq,resourceChanges/noSuchPart,x)", /^filter: 'resourceChanges\/noSuchPart' is not an attribute of VnfLcmOpOcc/],
+            ["subscriptions", "filter", "(eq,vnfInstanceName,x)", /^filter: 'vnfInstanceName' is not an attribute of LccnSubscription/],
+        ] as const;
+        for (const [list, parameter, value, detail] of refusals) {
+            const r = await api("GET", `/vnflcm/v1/${list}?${parameter}=${encodeURIComponent(value)}`);
+            assert.equal(r.status, 400, `${list}?${parameter}=${value}`);
+            assert.match(r.body.detail, detail);
+        }
+        const unset = await api("GET", `/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(eq,vnfInstanceDescription,nobody wrote this)")}`);
+        assert.deepEqual([unset.status, unset.body], [200, []]);
+        for (const list of ["vnf_instances?all_fields", "vnf_lcm_op_occs?all_fields", "subscriptions"]) {
+            const shown = new Set((await allPages(`/vnflcm/v1/${list}`)).flat().flatMap((item) => attributePaths(item)));
+            const filter = [...shown].map((name) => `(neq,${name},x)`).join(";");
+            const r = await api("GET", `/vnflcm/v1/${list.split("?")[0]}?filter=${encodeURIComponent(filter)}`);
+            assert.equal(r.status, 200, `${list}: ${r.body?.detail}`);
+        }
+    });
+
+    it("a list of op occs without selectors shows every mandatory VnfLcmOpOcc attribute, operationParams (1..1) included", async () => {
+        const mandatory = ["id", "operationState", "stateEnteredTime", "startTime", "vnfInstanceId", "operation", "isAutomaticInvocation", "operationParams", "isCancelPending", "_links"];
+        const occs = (await allPages("/vnflcm/v1/vnf_lcm_op_occs")).flat();
+        assert.ok(occs.length >= 3, `op occs of the tests before (${occs.length})`);
+        for (const occ of occs) assert.deepEqual(mandatory.filter((name) => occ[name] === undefined), [], `${occ.operation} ${occ.id}`);
+        assert.ok(occs.every((occ) => occ.resourceChanges === undefined), "the rest of the default exclude set is left out");
+    });
+
+    it("paging: a list longer than a page links the next (Link rel=next); following the links lists every record exactly once; a bad or stale marker is a 400", async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 5; i++) created.push((await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "x", vnfInstanceName: `paged-${i}` })).body.id);
+        const pagedOnly = `/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(cont,vnfInstanceName,paged-)")}`;
+        const instancePages = await allPages(pagedOnly);
+        assert.deepEqual(instancePages.map((page) => page.length), [2, 2, 1], "pages of 2 (pageSize), each but the last linking the next");
+        assert.deepEqual(instancePages.flat().map((v) => v.id), created);
+        const everyInstance = (await allPages("/vnflcm/v1/vnf_instances?exclude_default")).flat().map((v) => v.id);
+        assert.equal(new Set(everyInstance).size, everyInstance.length, "no instance twice");
+        assert.deepEqual(created.filter((id) => !everyInstance.includes(id)), [], "every instance");
+
+        for (let i = 0; i < 4; i++) assert.equal((await api("PATCH", `/vnflcm/v1/vnf_instances/${created[0]}`, { vnfInstanceDescription: `change ${i}` })).status, 202);
+        const opPages = await allPages(`/vnflcm/v1/vnf_lcm_op_occs?filter=${encodeURIComponent(`(eq,vnfInstanceId,${created[0]})`)}`);
+        assert.deepEqual(opPages.map((page) => page.length), [2, 2]);
+        const opIds = opPages.flat().map((op) => op.id);
+        assert.equal(new Set(opIds).size, 4, "four MODIFY_INFO occurrences, each once");
+        const everyOp = (await allPages("/vnflcm/v1/vnf_lcm_op_occs")).flat().map((op) => op.id);
+        assert.equal(new Set(everyOp).size, everyOp.length, "no op occ twice");
+        assert.deepEqual(opIds.filter((id) => !everyOp.includes(id)), [], "every op occ");
+
+        const foreign = await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?nextpage_opaque_marker=not-a-marker");
+        assert.equal(foreign.status, 400);
+        assert.match(foreign.body.detail, /^nextpage_opaque_marker: /);
+        const first = await api("GET", pagedOnly);
+        const second = nextPage(first.headers);
+        assert.ok(second, "a next page");
+        assert.equal((await api("DELETE", `/vnflcm/v1/vnf_instances/${first.body[1].id}`)).status, 204);
+        const stale = await api("GET", second);
+        assert.equal(stale.status, 400);
+        assert.match(stale.body.detail, /^nextpage_opaque_marker: .* no longer in this list/);
     });
 
     it("scale_to_level: the workers' aspect to a scale level (SCALE_TO_LEVEL), out of range or by instantiation level refused with the field; links follow the state", async () => {
@@ -239,3 +303,10 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
         assert.deepEqual([heal.status, /is STOPPED/.test(heal.body.detail)], [409, true]);
     });
 });
+
+/** The attribute names `value` holds, as a filter writes them (a/b/c), arrays crossed. */
+function attributePaths(value: unknown, prefix = ""): string[] {
+    if (Array.isArray(value)) return value.flatMap((element) => attributePaths(element, prefix));
+    if (typeof value !== "object" || value === null) return [];
+    return Object.entries(value).flatMap(([name, inner]) => [`${prefix}${name}`, ...attributePaths(inner, `${prefix}${name}/`)]);
+}

@@ -195,7 +195,8 @@ describe("LCM service under hostile input (in process, a recording runner)", fun
         assert.deepEqual(instance.vimConnectionInfo[0].accessInfo, { username: "admin", password: "[secret]", region: "RegionOne" });
         const op = (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${String(patched.headers.get("location")).split("/").pop()}`)).body;
         assert.ok(!JSON.stringify(op).includes("patched-vim-pass"));
-        assert.ok(!fs.readdirSync(dataDir).some((f) => fs.readFileSync(path.join(dataDir, f), "latin1").includes("patched-vim-pass")), "not stored either");
+        const stored = fs.readdirSync(dataDir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile());
+        assert.ok(!stored.some((f) => fs.readFileSync(path.join(f.parentPath, f.name), "latin1").includes("patched-vim-pass")), "not stored either");
     });
 
     it("a callback that trickles its answer is cut at the deadline, not held open by each byte", async () => {

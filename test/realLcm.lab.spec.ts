@@ -194,7 +194,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             assert.match(printed, /has been accepted/);
             const op = await settle();
             assert.equal(op.operationState, "FAILED_TEMP");
-            assert.equal(op.isCancelPending, true);
+            assert.equal(op.isCancelPending, false, "no cancel is pending once it has ended (SOL003 table 5.5.2.13-1)");
             assert.match(op.error.detail, /cancel/i);
             assert.deepEqual(locks(), [], "the cancelled update released its lock");
         } finally {
