@@ -276,6 +276,15 @@ describe("LCM service under racing and slow clients (in process, a gated runner)
         await planned;
     });
 
+    it("an instance a FAILED_TEMP instantiate holds cannot be deleted (409) until that occurrence is failed or rolled back", async () => {
+        const { s, id, op } = await failedInstantiate();
+        const refused = await s.api("DELETE", `/vnflcm/v1/vnf_instances/${id}`);
+        assert.equal(refused.status, 409, JSON.stringify(refused.body));
+        assert.match(refused.body.detail, /is FAILED_TEMP; one operation at a time/);
+        assert.equal((await s.api("POST", `/vnflcm/v1/vnf_lcm_op_occs/${op}/fail`)).status, 200);
+        assert.equal((await s.api("DELETE", `/vnflcm/v1/vnf_instances/${id}`)).status, 204);
+    });
+
     it("the progress stream of an occurrence waiting for a person (FAILED_TEMP) ends, as it does when it gets there", async () => {
         const { s, op } = await failedInstantiate();
         const stream = await fetch(`${s.base}/vnflcm/v1/vnf_lcm_op_occs/${op}/progress`, { signal: AbortSignal.timeout(5_000) });
