@@ -13,6 +13,7 @@ import { parseRequestText } from "../config/requestText";
 import { createService, ServiceOptions } from "../service/app";
 import { StackRunner } from "../service/stackRunner";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { runTeardowns } from "./support/teardowns";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,15 +51,16 @@ const names = (text: string) => text.split("\r\n").slice(1).map((line) => line.s
 describe("the LCM service's HTTP server: deadlines, bounded connections, header names (raw bytes on loopback)", function () {
     this.timeout(30_000);
     const teardowns: (() => Promise<void>)[] = [];
-    afterEach(async () => {
-        for (const teardown of teardowns.splice(0).reverse()) await teardown();
-    });
+    afterEach(() => runTeardowns(teardowns));
     const started = async (options: Partial<ServiceOptions> = {}) => {
         const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-http-"));
         const service = await createService({ runner, env: {}, dataDir, ...options });
         teardowns.push(async () => {
-            await service.close();
-            fs.rmSync(dataDir, { recursive: true, force: true });
+            try {
+                await service.close();
+            } finally {
+                fs.rmSync(dataDir, { recursive: true, force: true });
+            }
         });
         return service.app.listen({ port: 0, host: "127.0.0.1" });
     };

@@ -17,6 +17,7 @@ import { createService } from "../service/app";
 import { describeProcess, stillRunning } from "../service/pulumiProcess";
 import { PreviewOptions, RunOptions, StackRunner } from "../service/stackRunner";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { runTeardowns } from "./support/teardowns";
 
 type Body = Record<string, any>;
 
@@ -96,8 +97,11 @@ async function startService(runner: StackRunner, options: Partial<Parameters<typ
         assert.equal(await stateOf(opId), state, opId);
     };
     const close = async () => {
-        await service.close();
-        fs.rmSync(dataDir, { recursive: true, force: true });
+        try {
+            await service.close();
+        } finally {
+            fs.rmSync(dataDir, { recursive: true, force: true });
+        }
     };
     return { service, base, dataDir, api, instance, instantiate, stateOf, until, close };
 }
@@ -105,9 +109,7 @@ async function startService(runner: StackRunner, options: Partial<Parameters<typ
 describe("LCM service under racing and slow clients (in process, a gated runner)", function () {
     this.timeout(30_000);
     const teardowns: (() => Promise<void>)[] = [];
-    afterEach(async () => {
-        for (const teardown of teardowns.splice(0).reverse()) await teardown();
-    });
+    afterEach(() => runTeardowns(teardowns));
     const started = async (runner: StackRunner, options: Partial<Parameters<typeof createService>[0]> = {}) => {
         const s = await startService(runner, options);
         teardowns.push(s.close);

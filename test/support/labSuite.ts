@@ -6,6 +6,7 @@ import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { Lab, labAvailable } from "../lab/lab";
+import { runTeardowns } from "./teardowns";
 
 const run = promisify(execFile);
 
@@ -66,13 +67,7 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
 
     after(async function () {
         const failures: unknown[] = [];
-        for (const fn of teardowns.splice(0).reverse()) {
-            try {
-                await fn();
-            } catch (e) {
-                failures.push(e);
-            }
-        }
+        await runTeardowns(teardowns).catch((e: unknown) => failures.push(e));
         for (const { stream, original } of writes.splice(0)) stream.write = original;
         if (suite.lab) {
             const secrets = [suite.lab.password, suite.lab.privateKey, ...(options.secrets?.() ?? [])];
