@@ -1,7 +1,8 @@
 /** `k8s-vnf serve`: the SOL003 LCM service on an address and port, until SIGINT or SIGTERM. */
-import { AddressInfo, isIP } from "node:net";
+import { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { createService, ServiceAuth } from "../service/app";
+import { isLoopbackAddress } from "../service/callbackClient";
 import { API_PREFIX } from "../service/links";
 import { Args, Io, UsageError } from "./args";
 
@@ -67,14 +68,8 @@ function authenticationOf(env: NodeJS.ProcessEnv, listen: string, noAuthenticati
           ? { type: "basic", username: basic.slice(0, basic.indexOf(":")), password: basic.slice(basic.indexOf(":") + 1) }
           : { type: "none" };
     if (auth.type !== "none" && noAuthentication) throw new UsageError("--no-authentication: K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH is set too; choose one");
-    if (auth.type === "none" && !noAuthentication && !isLoopback(listen)) {
+    if (auth.type === "none" && !noAuthentication && listen !== "localhost" && !isLoopbackAddress(listen)) {
         throw new UsageError(`--listen ${listen}: reachable from other hosts, and no client authentication is set; set K8S_VNF_LCM_TOKEN or K8S_VNF_LCM_BASIC_AUTH, or pass --no-authentication if anyone who reaches it may run operations`);
     }
     return auth;
-}
-
-function isLoopback(address: string): boolean {
-    if (address === "localhost") return true;
-    if (isIP(address) === 4) return address.startsWith("127.");
-    return address === "::1" || /^::ffff:127\./i.test(address);
 }

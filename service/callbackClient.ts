@@ -67,6 +67,12 @@ function embeddedIpv4(address: string): string | undefined {
     return undefined;
 }
 
+/** Whether an IP address is the host's own (127.0.0.0/8, ::1, and those as IPv4-mapped IPv6). */
+export function isLoopbackAddress(address: string): boolean {
+    const family = isIP(address);
+    return family !== 0 && LOOPBACK.check(address, family === 6 ? "ipv6" : "ipv4");
+}
+
 /** Why the policy refuses an address, or undefined. An IPv6 address that carries an IPv4 one counts as both. */
 export function refusedAddress(address: string, policy: CallbackPolicy): string | undefined {
     for (const ip of [address, embeddedIpv4(address)].filter((a): a is string => a !== undefined)) {

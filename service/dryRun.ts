@@ -10,7 +10,7 @@
  */
 import { redactText } from "../config/secrets";
 import { ChangePlan, planFromEvents, printablePlan } from "./changePlan";
-import { DryRunPool, DryRunSlot, DryRunStopped } from "./dryRunPool";
+import { DryRunPool, DryRunSlot } from "./dryRunPool";
 import { Lifecycle, Operation } from "./lifecycle";
 import { ProblemError } from "./problem";
 import { StackRunner } from "./stackRunner";
@@ -77,7 +77,7 @@ async function preview(runner: StackRunner, slot: DryRunSlot, operation: Operati
     try {
         await runner.preview(stackName, updates[0], { env, destroy: updates.length === 0, onEvent: (e) => void events.push(e as Body), signal: slot.signal, onProcess: slot.onProcess, scratchDir: slot.scratchDir });
     } catch (e) {
-        if (slot.signal.aborted) throw slot.signal.reason instanceof ProblemError ? slot.signal.reason : new DryRunStopped("the dry run was stopped");
+        if (slot.signal.aborted) throw slot.signal.reason;
         throw new ProblemError(422, `the preview failed: ${redactText((e as Error).message, secrets)}`);
     }
     if (slot.signal.aborted) throw slot.signal.reason;

@@ -22,7 +22,7 @@ const DRY_RUN_RETRY_AFTER_SECONDS = 15;
 
 /** What a dry run's work is given. */
 export interface DryRunSlot {
-    /** Aborted when its client goes or an operation needs the instance; the reason says which. */
+    /** Aborted when its client goes or an operation needs the instance; its reason, a DryRunStopped, says which. */
     signal: AbortSignal;
     /** Its folder: scratch files go here. */
     scratchDir: string;

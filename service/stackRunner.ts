@@ -124,7 +124,6 @@ export class AutomationStackRunner implements StackRunner {
     async preview(stackName: string, config: Record<string, unknown> | undefined, run: PreviewOptions): Promise<void> {
         const command = await this.command(run);
         const errors = new EngineErrors(run.onEvent);
-        const ownScratch = config !== undefined && !run.destroy && !run.scratchDir;
         const scratch = config === undefined || run.destroy ? undefined : (run.scratchDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-plan-")));
         try {
             // A stack is made only for an instantiate's dry run (it has none yet; it is the one its instantiate
@@ -144,7 +143,7 @@ export class AutomationStackRunner implements StackRunner {
         } catch (e) {
             throw cliFailure(e, errors.messages);
         } finally {
-            if (ownScratch && scratch) fs.rmSync(scratch, { recursive: true, force: true });
+            if (scratch && scratch !== run.scratchDir) fs.rmSync(scratch, { recursive: true, force: true });
         }
     }
 
