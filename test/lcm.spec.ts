@@ -117,7 +117,7 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
         instanceId = created.ID;
         assert.equal(created["VNF Instance Name"], "vnf-simple");
         assert.equal(created["Instantiation State"], "NOT_INSTANTIATED");
-        for (let i = 0; i < 50 && callback.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        await callback.until((r) => r.length > 0, 5000);
         assert.deepEqual(callback.received.map((n) => [n.notificationType, n.vnfInstanceId, n.subscriptionId]), [["VnfIdentifierCreationNotification", instanceId, subscriptionId]]);
     });
 
@@ -175,7 +175,7 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
     it("delete: 204, a deletion notification; then show is a 404 whose detail the client prints", async () => {
         const before = callback.received.length;
         await openstack("delete", instanceId);
-        for (let i = 0; i < 50 && callback.received.length === before; i++) await new Promise((r) => setTimeout(r, 100));
+        await callback.until((r) => r.length !== before, 5000);
         assert.equal(callback.received.at(-1)!.notificationType, "VnfIdentifierDeletionNotification");
         const error = await openstack("show", instanceId).then(
             () => assert.fail("show of a deleted instance succeeded"),
@@ -390,7 +390,7 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     });
 
     it("subscribers get START and RESULT of every operation", async () => {
-        for (let i = 0; i < 50 && callback.received.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+        await callback.until((r) => r.length >= 2, 5000);
         assert.deepEqual(callback.received.slice(0, 2).map((n) => [n.notificationStatus, n.operation, n.operationState]), [
             ["START", "INSTANTIATE", "STARTING"],
             ["RESULT", "INSTANTIATE", "COMPLETED"],
@@ -887,7 +887,7 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
         await api("POST", "/vnflcm/v1/subscriptions", { callbackUri: callback.url, filter: { notificationTypes: ["VnfIdentifierCreationNotification"] } });
         callback.failFirst = 1;
         const id = await newInstance();
-        for (let i = 0; i < 60 && callback.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+        await callback.until((r) => r.length > 0, 6000);
         assert.equal(callback.attempts, 2);
         assert.deepEqual(callback.received.map((n) => n.vnfInstanceId), [id]);
     });

@@ -243,7 +243,9 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.deepEqual(suite.lab.hostNames(), []);
         assert.deepEqual(leftInTemporaryFolder(lcm), [], "nothing of the Pulumi commands, the crashed one's included, left in the service's temporary folder");
         assert.match(await openstack("delete", id), /deleted successfully/);
-        const kinds = lcm.callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
-        for (const operation of ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"]) assert.ok(kinds.includes(`${operation} RESULT`), `${operation} RESULT notified`);
+        const expected = ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"].map((operation) => `${operation} RESULT`);
+        const kinds = (received: Record<string, any>[]) => received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
+        await lcm.callback.until((received) => expected.every((k) => kinds(received).includes(k)));
+        assert.deepEqual(expected.filter((k) => !kinds(lcm.callback.received).includes(k)), [], "each operation's RESULT notified");
     });
 });

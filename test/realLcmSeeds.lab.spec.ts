@@ -142,8 +142,10 @@ describe("the LCM service on the real Pulumi CLI: seed 000 (storage and Persiste
             assert.deepEqual(lcm.api.servers(), []);
             assert.deepEqual(lcm.api.volumes(), []);
             assert.deepEqual(leftInTemporaryFolder(lcm), []);
-            const kinds = lcm.callback.received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
-            for (const operation of ["INSTANTIATE", "HEAL", "TERMINATE"]) assert.ok(kinds.includes(`${operation} RESULT`), `${operation} RESULT notified`);
+            const expected = ["INSTANTIATE", "HEAL", "TERMINATE"].map((operation) => `${operation} RESULT`);
+            const kinds = (received: Record<string, any>[]) => received.filter((n) => n.vnfInstanceId === id).map((n) => `${n.operation} ${n.notificationStatus}`);
+            await lcm.callback.until((received) => expected.every((k) => kinds(received).includes(k)));
+            assert.deepEqual(expected.filter((k) => !kinds(lcm.callback.received).includes(k)), [], "each operation's RESULT notified");
         });
     });
 });

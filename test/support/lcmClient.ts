@@ -45,6 +45,13 @@ export class Callback {
         self = new Callback(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/notifications`);
         return self;
     }
+    /** Waits until `ready(received)` holds (deliveries are asynchronous to the state the API shows); false after `timeoutMs`. */
+    async until(ready: (received: Record<string, any>[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
+        for (const deadline = Date.now() + timeoutMs; !ready(this.received); await new Promise((r) => setTimeout(r, 100))) {
+            if (Date.now() > deadline) return false;
+        }
+        return true;
+    }
     stop(): Promise<void> {
         return new Promise((r) => this.server.close(() => r()));
     }
