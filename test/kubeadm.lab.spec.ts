@@ -426,10 +426,11 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
         assert.equal(await suite.lab.inside("lab-worker-0", "cmp /etc/systemd/system/containerd.service.d/http-proxy.conf /etc/systemd/system/kubelet.service.d/http-proxy.conf && echo same"), "same\n");
     });
 
-    it("kernel settings go through modprobe and sysctl (recorded by the lab's guards: they are machine-wide)", async () => {
+    it("kernel settings go through modprobe and sysctl (recorded by the lab's guards; only the network namespace's net.* settings applied, the rest being machine-wide)", async () => {
         const calls = state.calls().filter((c) => c.startsWith("lab-worker-1 ") && / (modprobe|sysctl) /.test(c));
         assert.deepEqual(calls, ["lab-worker-1 modprobe overlay", "lab-worker-1 modprobe br_netfilter", "lab-worker-1 sysctl -p /etc/sysctl.d/99-k8s-vnf.conf"]);
         assert.match(await suite.lab.inside("lab-worker-1", "cat /etc/modules-load.d/k8s-vnf.conf /etc/sysctl.d/99-k8s-vnf.conf"), /overlay\nbr_netfilter\nnet\.bridge\.bridge-nf-call-iptables = 1\n/);
+        assert.equal(await suite.lab.inside("lab-worker-1", "cat /proc/sys/net/ipv4/ip_forward"), "1\n", "the host's own forwarding on");
     });
 
     it("a new Kubernetes version is refused before any node changes, naming both versions", async () => {

@@ -14,6 +14,7 @@ import { clusterState } from "./support/clusterState";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
+import { realClusterStack, tokenKubeconfig as vimTokenKubeconfig } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
@@ -45,11 +46,7 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
         return all;
     };
     /** A kubeconfig of a ServiceAccount token the stack registers, at the VIM's endpoint and CA. */
-    const tokenKubeconfig = (token: string) => {
-        const vim = outputs().vim as { endpoint: string; caCertificate: string };
-        const ca = Buffer.from(vim.caCertificate).toString("base64");
-        return `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${vim.endpoint}", certificate-authority-data: ${ca}}\nusers:\n- name: u\n  user: {token: "${token}"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
-    };
+    const tokenKubeconfig = (token: string) => vimTokenKubeconfig(outputs().vim, token);
     const refused = (promise: Promise<unknown>) =>
         promise.then(
             () => assert.fail("the API server should refuse"),
@@ -63,27 +60,12 @@ describe("the real Pulumi CLI and plugins: a simple kubeadm cluster whose first 
         if (!suite.lab) this.skip();
         const tools = builtTools();
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
-        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
-        suite.onTeardown(() => api.stop());
-        stack = await RealStack.create(
-            CLUSTER,
-            {
-                vnfName: CLUSTER,
-                flavour: "simple",
-                image: api.image.name,
-                flavor: api.flavor.name,
-                network: { networkId: api.network.id, subnetId: api.network.subnetId },
-                masters: { count: 1, password: suite.lab.password },
-                workers: { count: 1, maxCount: 5, password: suite.lab.password },
-                kubernetes: { version: VERSION.slice(1), cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
-                tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
-            },
-            { env: api.env() },
-        );
-        suite.onTeardown(async () => {
-            suite.captured.push(...stack.output, ...stack.printed);
-            await stack.dispose();
-        });
+        ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
+            masters: { count: 1, password: suite.lab.password },
+            workers: { count: 1, maxCount: 5, password: suite.lab.password },
+            kubernetes: { version: VERSION.slice(1), cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
+            tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
+        })));
     });
 
     it("up: the first master runs etcd and the control plane from the real kubeadm's manifests; the stack's kubeconfig reaches that API server", async () => {

@@ -17,6 +17,7 @@ import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
 import { claimFor, realKubectl } from "./support/realKubectl";
+import { realClusterStack } from "./support/realCluster";
 import { PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
@@ -57,29 +58,14 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         if (!suite.lab) this.skip();
         const tools = builtTools();
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
-        api = await LabOpenStackApi.start(suite.lab, { cluster: CLUSTER });
-        suite.onTeardown(() => api.stop());
-        stack = await RealStack.create(
-            CLUSTER,
-            {
-                vnfName: CLUSTER,
-                flavour: "simple",
-                image: api.image.name,
-                flavor: api.flavor.name,
-                network: { networkId: api.network.id, subnetId: api.network.subnetId },
-                packageDir: path.join(PROJECT_DIR, "examples/package"),
-                masters: { count: 1, password: suite.lab.password },
-                workers: { count: 1, maxCount: 5, password: suite.lab.password },
-                kubernetes: { version: "1.31.4", cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
-                storageServer: { password: suite.lab.password, volumes: [{ name: "data", mountTo: "/volume" }], exports: DIRS.map((d) => ({ dir: d, exportTo: `${suite.lab.subnet}.0/24` })) },
-                persistentVolumes: [1, 2].map((i) => ({ manifestFile: `Files/kubernetes/nfs-pv${i}.yaml` })),
-            },
-            { env: api.env() },
-        );
-        suite.onTeardown(async () => {
-            suite.captured.push(...stack.output, ...stack.printed);
-            await stack.dispose();
-        });
+        ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
+            packageDir: path.join(PROJECT_DIR, "examples/package"),
+            masters: { count: 1, password: suite.lab.password },
+            workers: { count: 1, maxCount: 5, password: suite.lab.password },
+            kubernetes: { version: "1.31.4", cniManifest: "https://projectcalico.example/calico.yaml", drainTimeout: 5 },
+            storageServer: { password: suite.lab.password, volumes: [{ name: "data", mountTo: "/volume" }], exports: DIRS.map((d) => ({ dir: d, exportTo: `${suite.lab.subnet}.0/24` })) },
+            persistentVolumes: [1, 2].map((i) => ({ manifestFile: `Files/kubernetes/nfs-pv${i}.yaml` })),
+        })));
     });
 
     it("up: the volume attached by the lab API, formatted once, mounted by UUID, its exports written whole, NFSv4 only, served; every node has the NFS client before it joins; the PVs registered in the real API server on the storage server's address, Available", async () => {

@@ -7,7 +7,8 @@
 # under a lock), so a second run builds nothing; a build that fails leaves nothing. A new recipe (this
 # script, the wrapper, the Go toolchain) builds anew; builds no checkout has used for a week are removed.
 # The folders of this checkout's tools go to node_modules/.cache/k8s-vnf/tools.json for the tests
-# (test/support/tools.ts). Nothing here downloads but Go modules, through the Go module proxy.
+# (test/support/tools.ts). Nothing here downloads but Go modules through the Go module proxy, the Go toolchain
+# of the Kubernetes release among them (golang.org/toolchain).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -122,6 +123,9 @@ build_kubernetes() {
 
 # Kubernetes at k8s-vnf's default version, with the version ldflags its release sets (hack/lib/version.sh
 # kube::version::ldflags; without them kubeadm asks dl.k8s.io which version it is); the date is the module's.
+# Built with the Go its release was built with (KUBE_GO), as are etcd and CoreDNS for its images: a newer
+# Go's net/url refuses what v1.31's kubeadm writes (Go 1.26 rejects "[10.96.0.1]:1234", kubeadm's
+# HTTPProxyCIDR preflight URL for an IPv4 service CIDR, which the Go 1.22 of its release accepts).
 build_kube() {
     local major minor date pkg flags="-w -s"
     IFS=. read -r major minor _ <<<"$2"
@@ -130,11 +134,23 @@ build_kube() {
         flags+=" -X $pkg.gitVersion=v$2 -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
     done
     mkdir -p "$1/bin"
-    go build -trimpath -ldflags "$flags" -o "$1/bin/" k8s.io/kubernetes/cmd/{kube-apiserver,kube-controller-manager,kube-scheduler,kubeadm,kubectl}
+    GOTOOLCHAIN=$KUBE_GO go build -trimpath -ldflags "$flags" -o "$1/bin/" k8s.io/kubernetes/cmd/{kube-apiserver,kube-controller-manager,kube-scheduler,kubeadm,kubectl,kubelet,kube-proxy}
+    # The sandbox's pause program, as build/pause/Makefile builds it (static C; the image tag is kubeadm's
+    # constants.PauseVersion, its revision the release's).
+    local pause_version
+    pause_version=$(sed -n 's/^\s*PauseVersion = "\([0-9.]*\)"$/\1/p' "$(module_dir k8s.io/kubernetes)/cmd/kubeadm/app/constants/constants.go")
+    gcc -Os -Wall -Werror -static "-DVERSION=v$pause_version-v$2" -o "$1/bin/pause" "$(module_dir k8s.io/kubernetes)/build/pause/linux/pause.c"
 }
 
+# etcd and etcdctl, as etcd's image has them (the program takes a leaving master's member out with etcdctl in
+# the etcd Pod).
 build_etcd() {
-    go build -trimpath -ldflags "-w -s" -o "$1/bin/etcd" ./cmd/etcd
+    GOTOOLCHAIN=$KUBE_GO go build -trimpath -ldflags "-w -s" -o "$1/bin/etcd" ./cmd/etcd
+    GOTOOLCHAIN=$KUBE_GO go build -trimpath -ldflags "-w -s" -o "$1/bin/etcdctl" go.etcd.io/etcd/etcdctl/v3
+}
+
+build_coredns() {
+    GOTOOLCHAIN=$KUBE_GO go build -trimpath -ldflags "-w -s -X github.com/coredns/coredns/coremain.GitCommit=v$2" -o "$1/bin/coredns" github.com/coredns/coredns
 }
 
 pulumi_version=$(pin @pulumi/pulumi)
@@ -162,10 +178,14 @@ build kubernetes "$kubernetes_version"
 kube_version=$(sed -n 's/.*version: kubernetesVersion\.default("\([0-9.]*\)").*/\1/p' "$root/config/schema.ts")
 agree "v$kube_version" "$(required kube k8s.io/kubernetes)" "kubernetes.version's default in config/schema.ts (tools/kube k8s.io/kubernetes)"
 agree "k8s.io/client-go v0.${kube_version#*.}" "$(awk '$1 == "k8s.io/client-go" && $2 == "=>" { print $3, $4 }' "$here/kube/go.mod")" "kubernetes.version's default (tools/kube's replace of the staging modules)"
+KUBE_GO=go$(cd "$here/kube" && cat "$(module_dir k8s.io/kubernetes)/.go-version")
 build kube "$kube_version"
 etcd_version=$(cd "$here/kube" && sed -n 's/^\s*DefaultEtcdVersion = "\([0-9.]*\)-0"$/\1/p' "$(module_dir "k8s.io/kubernetes")/cmd/kubeadm/app/constants/constants.go")
 agree "v$etcd_version" "$(required etcd go.etcd.io/etcd/server/v3)" "the etcd of kubeadm v$kube_version (tools/etcd go.etcd.io/etcd/server/v3)"
 build etcd "$etcd_version"
+coredns_version=$(cd "$here/kube" && sed -n 's/^\s*CoreDNSVersion = "v\([0-9.]*\)"$/\1/p' "$(module_dir "k8s.io/kubernetes")/cmd/kubeadm/app/constants/constants.go")
+agree "v$coredns_version" "$(required coredns github.com/coredns/coredns)" "the CoreDNS of kubeadm v$kube_version (tools/coredns github.com/coredns/coredns)"
+build coredns "$coredns_version"
 
 manifest=$(mktemp "$root/node_modules/.cache/k8s-vnf/.tools.XXXXXX")
 for name in "${!built[@]}"; do printf '%s\0%s\0' "$name" "${built[$name]}"; done |

@@ -88,12 +88,21 @@ kubernetes_versions() {
     echo "kubectl=$(installed_version kubectl version --client -o yaml | awk '$1 == "gitVersion:" {print $2}')"
 }
 
+# What kubeadm's preflight requires on the host that the Kubernetes packages do not pull in (v1.31
+# cmd/kubeadm/app/preflight/checks_linux.go: conntrack, ip, iptables, mount and nsenter are mandatory; the
+# kubelet package of pkgs.k8s.io depends on none of them since v1.28), and containerd: each command and the
+# Debian/Ubuntu package that has it.
+HOST_PACKAGES="containerd:containerd conntrack:conntrack ip:iproute2 iptables:iptables mount:mount nsenter:util-linux"
+
 install_packages() {
-    local version="$1" repository="$2" minor
+    local version="$1" repository="$2" minor entry missing=()
     minor="$(echo "$version" | cut -d. -f1-2)"
-    if ! command -v containerd >/dev/null; then
+    for entry in $HOST_PACKAGES; do
+        command -v "${entry%%:*}" >/dev/null || missing+=("${entry#*:}")
+    done
+    if ((${#missing[@]})); then
         apt-get update -q
-        apt_install containerd
+        apt_install "${missing[@]}"
     fi
     if [[ "$(kubernetes_versions | sort -u | cut -d= -f2 | sort -u)" == "v$version" ]]; then return; fi
     echo "installing kubelet, kubeadm and kubectl $version from $repository"

@@ -112,7 +112,8 @@ fi
 install -d -m 0711 "$dir/var-lib-containerd" "$root/var/lib/containerd"
 mount --bind "$dir/var-lib-containerd" "$root/var/lib/containerd"
 mount -t tmpfs -o mode=0755 tmpfs "$root/dev"
-for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+# kmsg: the kernel log, as a VM has it (the kubelet watches it for OOM kills).
+for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0 kmsg:1:11; do
     IFS=: read -r dev major minor <<<"$node"
     mknod -m 0666 "$root/dev/$dev" c "$major" "$minor"
 done
@@ -142,7 +143,7 @@ fi
 # /sys holds only the cgroup hierarchies and the host's network interfaces (no whole sysfs: the machine's
 # devices are none of the host's business); read-only, as systemd mounts /sys/fs/cgroup's tmpfs.
 mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs "$root/sys"
-mkdir -p "$root/sys/class/net" "$root/sys/devices/virtual/net"
+mkdir -p "$root/sys/class/net" "$root/sys/devices/virtual/net" "$root/sys/devices/system/cpu" "$root/sys/devices/system/node"
 if [[ "$(stat -f -c %T /sys/fs/cgroup)" == cgroup2fs ]]; then
     mkdir "$root/sys/fs" "$root/sys/fs/cgroup"
     mount -o remount,ro,bind "$root/sys"
@@ -171,6 +172,14 @@ sysfs="$(mktemp -d)"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$sysfs"
 mount --bind "$sysfs/class/net" "$root/sys/class/net"
 mount --bind "$sysfs/devices/virtual/net" "$root/sys/devices/virtual/net"
+# The CPUs and memory nodes the host runs on (the machine's: a lab host shares them), read-only, as a VM's sysfs
+# lists its virtual CPUs: the kubelet's cAdvisor counts the node's CPUs from there (no CPUs, no capacity).
+for part in devices/system/cpu devices/system/node; do
+    if [[ -d "$sysfs/$part" ]]; then
+        mount --bind "$sysfs/$part" "$root/sys/$part"
+        mount -o remount,bind,ro "$root/sys/$part"
+    fi
+done
 umount "$sysfs"
 rmdir "$sysfs"
 mount -t tmpfs -o mode=0755 tmpfs "$root/run"
@@ -180,12 +189,12 @@ mkdir -m 1777 "$root/run/lock"
 # by-uuid links of the disks' filesystems, through the lab's udevadm stand-in), the fstab mounts, rpcbind
 # (rcS.d) and nfs-kernel-server (rc2.d) when enabled, as they are once installed; the latter serves again
 # what /etc/exports says, or says "no exports" and does nothing. Other services stay off: the lab's cloud
-# starts what it needs.
+# starts what it needs. A host booting systemd leaves the mounts and services to it.
 if [[ -x "$root/usr/local/sbin/udevadm" ]]; then
     chroot "$root" /usr/local/sbin/udevadm trigger --action=add --subsystem-match=block || echo "host-init: udevadm trigger failed" >&2
 fi
-chroot "$root" mount -a || echo "host-init: mount -a failed" >&2
-enabled() { compgen -G "$root/etc/$1/S[0-9][0-9]$2" >/dev/null; }
+if [[ "$(cat "$labdir/init" 2>/dev/null)" != systemd ]]; then chroot "$root" mount -a || echo "host-init: mount -a failed" >&2; fi
+enabled() { [[ "$(cat "$labdir/init" 2>/dev/null)" != systemd ]] && compgen -G "$root/etc/$1/S[0-9][0-9]$2" >/dev/null; }
 if enabled rcS.d rpcbind; then chroot "$root" /etc/init.d/rpcbind start >/dev/null || echo "host-init: rpcbind did not start" >&2; fi
 if enabled rc2.d nfs-kernel-server; then
     # Done before sshd listens, so no start over SSH can overlap it; why it failed goes to the host's sshd.log.
@@ -195,4 +204,16 @@ if enabled rc2.d nfs-kernel-server; then
     fi
 fi
 chroot "$root" ssh-keygen -A >/dev/null
+if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then
+    # As systemd-nspawn starts a container's init: a clean environment naming the container manager (systemd
+    # then leaves the kernel's settings and devices alone, sd_booted), its status on standard output (this
+    # host's sshd.log). sshd is its unit, with the lab's options (lab.sh host_up).
+    # The one unit this kernel cannot start: it has no rpc_pipefs (no kernel NFS; the lab's NFS server is
+    # nfs-ganesha), so its mount is masked for this boot, as `systemctl mask --runtime` does.
+    if ! grep -qw rpc_pipefs /proc/filesystems; then
+        mkdir -p "$root/run/systemd/system"
+        ln -s /dev/null "$root/run/systemd/system/run-rpc_pipefs.mount"
+    fi
+    exec chroot "$root" /usr/bin/env -i container=k8s-vnf-lab /lib/systemd/systemd --log-target=console --show-status=yes
+fi
 exec chroot "$root" /usr/sbin/sshd -D -e -o PasswordAuthentication=yes -o UsePAM=no -o PidFile=none

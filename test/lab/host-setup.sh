@@ -16,4 +16,4 @@ chmod 0440 /etc/sudoers.d/ubuntu
 mkdir -p /home/ubuntu/.ssh
 chmod 0700 /home/ubuntu/.ssh
 # libmount and nfs-ganesha read the mount table through /etc/mtab, which a booted Debian has as this link.
-[[ -e /etc/mtab ]] || ln -s ../proc/self/mounts /etc/mtab
+[[ -e /etc/mtab || -L /etc/mtab ]] || ln -s ../proc/self/mounts /etc/mtab

@@ -3,6 +3,7 @@
 # sshd chrooted into an overlay of a cached Debian rootfs. Must run as root.
 #
 #   lab.sh rootfs                              build (once) and print the cached rootfs directory
+#   lab.sh systemd-layer                       build (once) and print the systemd layer over it
 #   lab.sh bridge-up   RUN SUBNET              create bridge kv<RUN>br with SUBNET.1/24
 #   lab.sh bridge-down RUN                     delete that bridge
 #   lab.sh host-up     RUN NAME INDEX SUBNET DIR PUBKEY_FILE VOLUME_MB SHARED_DIR
@@ -31,32 +32,20 @@
 # cgroups (host-init.sh: for containers) are listed in DIR/cgroups and removed by host-down. DIR also
 # holds the host's /var/lib/containerd (DIR/var-lib-containerd, bind-mounted by host-init.sh: not on the
 # overlay root, so containerd's overlayfs snapshotter works), which goes with DIR.
+#
+# A lab whose LABDIR/init says "systemd" boots its hosts as a VM boots: Debian's systemd is PID 1 (sshd one
+# of its units), over the systemd layer (systemd_layer), and the hosts get no stand-ins of kubeadm, kubectl,
+# the kubelet or init scripts (the real ones are installed as on a VM). Other labs' hosts run sshd as PID 1.
 set -euo pipefail
 # Root's tools (losetup, ip, debootstrap) whatever PATH the caller had (the stand-in Pulumi CLI runs with a short one).
 export PATH="/usr/local/sbin:/usr/sbin:/sbin:$PATH"
 
-CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
-# nfs-kernel-server and nfs-common: the real exportfs, nfs.conf and nfsconf; nfs-ganesha(-vfs): the userspace NFS
-# server the nfs-kernel-server stand-in runs (it also pulls in dbus, whose daemon it does without); rpcbind:
-# started at boot (host-init.sh); libnfs-utils: the userspace NFS client (nfs-cp, nfs-cat, nfs-ls).
-# containerd: the real daemon and ctr (stand-ins/init.d/containerd runs it; it pulls in runc). docker-registry:
-# the private registry (Distribution 2.8.2) the registry tests serve images from, run by the package's own
-# /etc/init.d/docker-registry (start-stop-daemon, user docker-registry, `serve` its config.yml, as the package's
-# systemd unit does), which lab hosts use as it is; skopeo: pushes image archives
-# to it and inspects them; apache2-utils: htpasswd for the registry's users; openssl: the test CA, the
-# registry's certificate and `s_client` requests to it; containernetworking-plugins: the provider of the virtual
-# container-network-stack that skopeo's golang-github-containers-common depends on (debootstrap does not pick
-# providers of virtual packages; these are the CNI plugins, as apt would choose); curl: what the registry step
-# checks /v2/ with (an Ubuntu cloud image has it). ansible: Debian's Ansible 7.7 (the community collections kubespray
-# needs, e.g. ansible.utils for its `ipaddr` netaddr check, over ansible-core 2.14, which it pulls in; kubespray
-# v2.23's requirements.txt pins ansible==7.6.0), python3-netaddr and python3-jmespath (kubespray's
-# requirements.txt pins netaddr and jmespath), python3-cffi-backend (the provider of the virtual cffi API that
-# python3-cryptography depends on, which debootstrap does not pick), sshpass: ansible-playbook's password logins (ansible_password).
-# The kubespray stand-in (stand-ins/kubespray) runs on them.
-PACKAGES="openssh-server,sudo,iproute2,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl,ansible,ansible-core,python3-netaddr,python3-jmespath,python3-cffi-backend,sshpass"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "lab: $*" >&2; exit 1; }
+
+# shellcheck source=test/lab/image.sh
+source "$HERE/image.sh"
 
 # loop_detach LOOP FILE: detaches LOOP only while it still serves FILE (never a device someone else got since).
 loop_detach() {
@@ -71,37 +60,6 @@ dev_numbers() {
     local hex
     hex="$(stat -L -c '%t %T' "$1")"
     echo "$((16#${hex% *})) $((16#${hex#* }))"
-}
-
-mirror() {
-    local uri
-    uri="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
-    [[ -n "$uri" ]] || uri="$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
-    [[ -n "$uri" ]] || die "no Debian mirror in the apt sources"
-    echo "$uri"
-}
-
-rootfs() {
-    local key dir
-    key="$(echo "bookworm $PACKAGES" | sha256sum | cut -c1-12)"
-    dir="$CACHE/rootfs-$key"
-    if [[ ! -f "$dir/.complete" ]]; then
-        mkdir -p "$CACHE"
-        exec 9>"$CACHE/.lock"
-        flock 9
-        if [[ ! -f "$dir/.complete" ]]; then
-            rm -rf "$dir.partial"
-            debootstrap --variant=minbase --include="$PACKAGES" bookworm "$dir.partial" "$(mirror)" >"$CACHE/debootstrap.log" 2>&1 ||
-                die "debootstrap failed; see $CACHE/debootstrap.log"
-            # Services must not start inside the image build; hosts start sshd themselves.
-            rm -f "$dir.partial"/etc/ssh/ssh_host_*
-            touch "$dir.partial/.complete"
-            rm -rf "$dir"
-            mv "$dir.partial" "$dir"
-        fi
-        flock -u 9
-    fi
-    echo "$dir"
 }
 
 bridge_name() { echo "kv${1}br"; }
@@ -125,10 +83,11 @@ bridge_down() {
 host_up() {
     local run="$1" name="$2" index="$3" subnet="$4" dir="$5" pubkey_file="$6" volume_mb="$7" shared="$8"
     : "${LAB_PASSWORD:?LAB_PASSWORD must hold the login password}"
-    local ns veth base ip
+    local ns veth base ip labdir
     ns="$(netns_name "$run" "$name")"
     veth="$(veth_host "$run" "$index")"
-    base="$(rootfs)"
+    labdir="$(dirname "$(dirname "$dir")")"
+    base="$(host_lower "$labdir")"
     ip="${subnet}.$((10 + index))"
     mkdir -p "$dir/upper" "$dir/work" "$dir/merged"
     echo "$ns" >"$dir/netns"
@@ -156,12 +115,19 @@ host_up() {
     chroot "$dir/merged" /bin/bash -s "$name" "$ip" <"$HERE/host-setup.sh"
     install -D -m 0600 "$pubkey_file" "$dir/merged/home/ubuntu/.ssh/authorized_keys"
     chroot "$dir/merged" chown -R ubuntu:ubuntu /home/ubuntu/.ssh
-    # Stand-ins for kubeadm/kubectl/kubelet, guards for machine-wide settings, init scripts for services.
     install -D -m 0644 "$HERE/stand-ins/common.sh" "$dir/merged/usr/local/lib/k8s-standin/common.sh"
-    install -m 0755 "$HERE"/stand-ins/bin/* "$dir/merged/usr/local/bin/"
+    # Guards for machine-wide settings.
     install -m 0755 "$HERE"/stand-ins/sbin/* "$dir/merged/usr/local/sbin/"
-    install -m 0755 "$HERE"/stand-ins/init.d/* "$dir/merged/etc/init.d/"
-    install -m 0644 "$HERE"/stand-ins/lib/* "$dir/merged/usr/local/lib/k8s-standin/"
+    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then
+        # sshd as the lab's other hosts run it (host-init.sh), as a unit of the host's systemd.
+        printf 'PasswordAuthentication yes\nUsePAM no\n' | install -D -m 0644 /dev/stdin "$dir/merged/etc/ssh/sshd_config.d/k8s-vnf-lab.conf"
+        node_image "$dir" "$labdir"
+    else
+        # Stand-ins for kubeadm/kubectl/kubelet, init scripts for services.
+        install -m 0755 "$HERE"/stand-ins/bin/* "$dir/merged/usr/local/bin/"
+        install -m 0755 "$HERE"/stand-ins/init.d/* "$dir/merged/etc/init.d/"
+        install -m 0644 "$HERE"/stand-ins/lib/* "$dir/merged/usr/local/lib/k8s-standin/"
+    fi
     # udevadm only where the image has none (no udevd runs in a lab host: see stand-ins/udev/udevadm).
     if [[ ! -e "$dir/merged/usr/bin/udevadm" && ! -e "$dir/merged/bin/udevadm" ]]; then
         install -m 0755 "$HERE/stand-ins/udev/udevadm" "$dir/merged/usr/local/sbin/udevadm"
@@ -199,7 +165,7 @@ sshd_start() {
     # nsenter --net, not `ip netns exec`, which remounts /sys: host-init.sh finds the machine's cgroup
     # hierarchies under /sys/fs/cgroup.
     nsenter --net="/run/netns/$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
-        "$HERE/host-init.sh" "$name" "$(rootfs)" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
+        "$HERE/host-init.sh" "$name" "$(host_lower "$labdir")" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
     local i
     # Up to 30 s: many hosts starting at once on a busy machine.
@@ -415,6 +381,7 @@ cmd="${1:-}"
 shift || true
 case "$cmd" in
 rootfs) rootfs ;;
+systemd-layer) systemd_layer ;;
 bridge-up) bridge_up "$@" ;;
 bridge-down) bridge_down "$@" ;;
 host-up) host_up "$@" ;;

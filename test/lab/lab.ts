@@ -153,6 +153,15 @@ export class Lab {
         fs.writeFileSync(path.join(this.dir, "tools"), lines.join(""));
     }
 
+    /**
+     * Hosts started from now on boot Debian's systemd as PID 1, as a VM boots (sshd one of its units), with no
+     * stand-ins of kubeadm, kubectl, the kubelet or init scripts: for the real ones (lab.sh, "systemd").
+     */
+    async bootSystemd(): Promise<void> {
+        await run(SCRIPT, ["systemd-layer"], { maxBuffer: 1 << 20 });
+        fs.writeFileSync(path.join(this.dir, "init"), "systemd\n");
+    }
+
     /** Builds (once, cached) the Debian rootfs; about a minute the first time. */
     static async rootfs(): Promise<string> {
         return (await run(SCRIPT, ["rootfs"], { maxBuffer: 1 << 20 })).stdout.trim();

@@ -37,7 +37,7 @@ export function skipAfterFirstFailure(): void {
 }
 
 /** Call inside `describe`: starts `hosts` before the suite, stops them after, scans output for `secrets`. */
-export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: () => string[] } = {}): LabSuite {
+export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: () => string[]; bootSystemd?: boolean } = {}): LabSuite {
     const suite = { captured: [] as string[] } as LabSuite;
     suite.log = (line: string) => suite.captured.push(line);
     const teardowns: (() => unknown)[] = [];
@@ -62,6 +62,7 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
         }
         this.timeout(300_000);
         suite.lab = new Lab();
+        if (options.bootSystemd) await suite.lab.bootSystemd();
         await suite.lab.start(hosts, { volumeMb: options.volumeMb });
     });
 

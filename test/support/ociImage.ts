@@ -32,6 +32,8 @@ export type ImageFiles = Record<string, string | Buffer | ImageFile>;
 
 export interface ImageOptions {
     files: ImageFiles;
+    /** The image config's `config.Entrypoint` (none by default). */
+    entrypoint?: string[];
     /** The image config's `config.Cmd` (none by default). */
     cmd?: string[];
     /** The image's `created` and every file's mtime; 1970-01-01T00:00:00Z by default. */
@@ -144,6 +146,7 @@ function imageConfig(options: ImageOptions, diffId: string): object {
         os: "linux",
         config: {
             Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+            ...(options.entrypoint ? { Entrypoint: options.entrypoint } : {}),
             ...(options.cmd ? { Cmd: options.cmd } : {}),
         },
         rootfs: { type: "layers", diff_ids: [diffId] },
