@@ -133,7 +133,14 @@ class World {
         }
         if (/ kubectl --kubeconfig \S+ apply -f /.test(text)) return ok();
         if (/^kubeadm token create /.test(text)) return ok(`kubeadm join x --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash ${HASH}`);
-        if (/^kubeadm init phase upload-certs /.test(text)) return ok("d".repeat(64));
+        if (text === `cat ${MANIFEST}`) {
+            if (!m.files.has(MANIFEST)) return fail(`cat: ${MANIFEST}: No such file or directory`);
+            const address = [...this.machines].find(([, x]) => x === m)![0];
+            return ok(`metadata:\n  annotations:\n    kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint: ${address}:6443\n`);
+        }
+        if (/^kubeadm init phase upload-certs --config \S+ --upload-certs;/.test(text)) {
+            return /advertiseAddress: \S/.test(this.uploaded) ? ok("d".repeat(64)) : fail('cannot use "0.0.0.0" as the bind address for the API Server');
+        }
         // kubeadmReset keeps the kubelet's credentials file aside across the reset (none on these machines).
         if (/^if \[ -f \S+ \]; then install -D -m 0600 \S+ \S+( && rm -f \S+)?; fi$/.test(text)) return ok();
         if (/^kubeadm reset -f /.test(text)) {

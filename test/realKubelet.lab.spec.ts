@@ -14,23 +14,18 @@
  *     static ones runs; kube-proxy's image has no iptables (kubeImages.ts).
  */
 import { strict as assert } from "node:assert";
-import * as http from "node:http";
-import { AddressInfo } from "node:net";
-import * as path from "node:path";
-import { kubernetesImages } from "./support/kubeImages";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
-import { realClusterStack, tokenKubeconfig } from "./support/realCluster";
+import { kubeletNodes, realClusterStack, tokenKubeconfig } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
-import { builtTools, useBuiltTools } from "./support/tools";
+import { useBuiltTools } from "./support/tools";
 
 const CLUSTER = "rl";
 const MASTER = `${CLUSTER}-master-0`;
 const WORKER = (i: number) => `${CLUSTER}-worker-${i}`;
 const VERSION = "v1.31.4";
 const CONTROL_PLANE = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
-const PLACEHOLDER_CNI = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k8s-vnf-lab-pod-network\n  namespace: kube-system\ndata:\n  cni: none yet\n";
 
 describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple kubeadm cluster with the real kubelet", function () {
     useBuiltTools();
@@ -39,7 +34,6 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     const credentials: string[] = [];
     const suite = useLab([], { bootSystemd: true, secrets: () => [api?.credentials.password ?? "", ...credentials] });
     let stack: RealStack;
-    let manifests: http.Server;
 
     const adminKubeconfig = async () => {
         const kubeconfig = await stack.adminKubeconfig();
@@ -55,18 +49,11 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     before(async function () {
         if (!suite.lab) this.skip();
         this.timeout(300_000);
-        const tools = builtTools();
-        const images = path.join(suite.lab.dir, "images");
-        await kubernetesImages(images, tools, VERSION);
-        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, images });
-        // The CNI manifest, served on the lab's bridge address, where the hosts reach it.
-        manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(PLACEHOLDER_CNI));
-        await new Promise<void>((resolve) => manifests.listen(0, `${suite.lab.subnet}.1`, resolve));
-        suite.onTeardown(() => new Promise<void>((resolve) => manifests.close(() => resolve())));
+        const cniManifest = await kubeletNodes(suite, VERSION);
         ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
             masters: { count: 1, password: suite.lab.password },
             workers: { count: 1, maxCount: 3, password: suite.lab.password },
-            kubernetes: { version: VERSION.slice(1), cniManifest: `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/pod-network.yaml`, drainTimeout: 30 },
+            kubernetes: { version: VERSION.slice(1), cniManifest, drainTimeout: 30 },
             tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
         })));
     });

@@ -38,6 +38,9 @@ export function listsControlPlanes(value: unknown): value is ControlPlaneRef[] {
 const ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf";
 const JOIN_CONFIG_FILE = "/run/k8s-vnf/kubeadm-join.yaml";
 const INIT_CONFIG_FILE = "/run/k8s-vnf/kubeadm-init.yaml";
+const UPLOAD_CERTS_CONFIG_FILE = "/run/k8s-vnf/kubeadm-upload-certs.yaml";
+/** The annotation kubeadm puts on a control-plane node's API server Pod: the address and port it advertises. */
+const ADVERTISED_ENDPOINT = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint";
 const JOIN_TOKEN_TTL = "15m";
 const ETCDCTL_TLS = ["--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
 
@@ -154,12 +157,27 @@ export async function joinCredentials(cp: SshSession, controlPlane: boolean, tok
     if (!m) throw new Error("kubeadm token create printed no join command");
     const credentials: JoinCredentials = { token: m[1], caCertHash: m[2] };
     if (controlPlane) {
-        const upload = await cp.exec(sh`kubeadm init phase upload-certs --upload-certs`, { sudo: true, quiet: true });
+        // Without a configuration, kubeadm defaults the node's advertise address from its default route, which a VM
+        // on a network without a gateway has not ("cannot use \"0.0.0.0\" as the bind address"): this node's own.
+        const upload = await kubeadmWithConfig(cp, ["init", "phase", "upload-certs"], UPLOAD_CERTS_CONFIG_FILE, uploadCertsConfiguration(await advertisedEndpoint(cp)), ["--upload-certs"]);
         const key = upload.stdout.trim().split("\n").pop() ?? "";
         if (!/^[0-9a-f]{64}$/.test(key)) throw new Error("kubeadm init phase upload-certs printed no certificate key");
         credentials.certificateKey = key;
     }
     return credentials;
+}
+
+/** The address and port a control-plane node's API server advertises, from the manifest kubeadm wrote for it. */
+async function advertisedEndpoint(cp: SshSession): Promise<{ address: string; port: number }> {
+    const manifest = (await cp.exec(sh`cat /etc/kubernetes/manifests/kube-apiserver.yaml`, { sudo: true, quiet: true })).stdout;
+    const m = new RegExp(`^\\s*${ADVERTISED_ENDPOINT.replace(/\./g, "\\.")}: "?\\[?([0-9a-fA-F.:]+?)\\]?:(\\d+)"?$`, "m").exec(manifest);
+    if (!m) throw new Error(`the API server manifest of this control-plane node has no ${ADVERTISED_ENDPOINT} annotation`);
+    return { address: m[1], port: Number(m[2]) };
+}
+
+/** What `kubeadm init phase upload-certs` needs of an InitConfiguration: the node's own API endpoint. */
+export function uploadCertsConfiguration(endpoint: { address: string; port: number }): string {
+    return ["apiVersion: kubeadm.k8s.io/v1beta4", "kind: InitConfiguration", "localAPIEndpoint:", `  advertiseAddress: ${endpoint.address}`, `  bindPort: ${endpoint.port}`, ""].join("\n");
 }
 
 /** Join credentials for this cluster only: refused when the control plane's CA is not the one expected. */
@@ -231,18 +249,21 @@ export function joinConfiguration(j: JoinSettings, credentials: JoinCredentials)
     return `${lines.join("\n")}\n`;
 }
 
-/** Runs kubeadm with a configuration file readable by root only, removed afterwards whatever happens. */
-async function kubeadmWithConfig(node: SshSession, subcommand: "init" | "join", file: string, config: string, extraFlags: string[]) {
+/**
+ * Runs kubeadm with a configuration file readable by root only, removed afterwards whatever happens. Quiet but for
+ * a join: what init and upload-certs print holds the certificate key.
+ */
+async function kubeadmWithConfig(node: SshSession, subcommand: string[], file: string, config: string, extraFlags: string[]) {
     await node.upload(config, file, { mode: "0600", owner: "root:root", sudo: true });
-    return node.exec(sh`kubeadm ${subcommand} --config ${file} ${extraFlags}; rc=$?; rm -f ${file}; exit $rc`, { sudo: true, quiet: subcommand === "init" });
+    return node.exec(sh`kubeadm ${subcommand} --config ${file} ${extraFlags}; rc=$?; rm -f ${file}; exit $rc`, { sudo: true, quiet: subcommand[0] !== "join" });
 }
 
 export function kubeadmInit(node: SshSession, settings: InitSettings) {
-    return kubeadmWithConfig(node, "init", INIT_CONFIG_FILE, initConfiguration(settings), ["--upload-certs"]);
+    return kubeadmWithConfig(node, ["init"], INIT_CONFIG_FILE, initConfiguration(settings), ["--upload-certs"]);
 }
 
 export async function kubeadmJoin(node: SshSession, settings: JoinSettings, credentials: JoinCredentials): Promise<void> {
-    await kubeadmWithConfig(node, "join", JOIN_CONFIG_FILE, joinConfiguration(settings, credentials), []);
+    await kubeadmWithConfig(node, ["join"], JOIN_CONFIG_FILE, joinConfiguration(settings, credentials), []);
 }
 
 /**

@@ -214,6 +214,14 @@ if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then
         mkdir -p "$root/run/systemd/system"
         ln -s /dev/null "$root/run/systemd/system/run-rpc_pipefs.mount"
     fi
-    exec chroot "$root" /usr/bin/env -i container=k8s-vnf-lab /lib/systemd/systemd --log-target=console --show-status=yes
+    # The host's filesystem becomes its mount namespace's root (pivot_root(2)'s ".", "." idiom, as systemd-nspawn
+    # does), not a chroot: runc joins a running container's mount namespace for an exec (`kubectl exec`), which
+    # takes the namespace's root; under a chroot that root is the test machine's, and the exec found the
+    # machine's files where the container's should be.
+    cd "$root"
+    pivot_root . .
+    umount -l .
+    cd /
+    exec /usr/bin/env -i container=k8s-vnf-lab /lib/systemd/systemd --log-target=console --show-status=yes
 fi
 exec chroot "$root" /usr/sbin/sshd -D -e -o PasswordAuthentication=yes -o UsePAM=no -o PidFile=none

@@ -300,13 +300,24 @@ host_pid() {
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
 }
 
-# in_host HOSTDIR COMMAND...: COMMAND in the running host's mount namespace, chrooted into its filesystem.
+# host_init HOSTDIR: the PID (on the test machine) of the running host's first process, else nothing.
+host_init() {
+    local pid
+    pid="$(host_pid "$1")"
+    [[ -n "$pid" ]] || return 0
+    # One PID and a space, no newline.
+    pid="$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)" || return 0
+    echo "${pid%% *}"
+}
+
+# in_host HOSTDIR COMMAND...: COMMAND in the running host's namespaces, at its first process's root (its own
+# filesystem: sshd chrooted into it, or systemd on it as its mount namespace's root).
 in_host() {
     local dir="$1" pid
     shift
-    pid="$(host_pid "$dir")"
+    pid="$(host_init "$dir")"
     [[ -n "$pid" ]] || return 0
-    nsenter -t "$pid" -m -u -n --pid="/proc/$pid/ns/pid_for_children" -- chroot "$dir/merged" "$@"
+    nsenter -t "$pid" -m -u -n -p -r -w -- "$@"
 }
 
 # udev's work for a disk that comes or goes, inside the host: its by-uuid/by-label links (the lab's

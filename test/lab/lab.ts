@@ -350,11 +350,13 @@ export class Lab {
      * stdin (else none): how files and secrets get into a host without being part of any command line.
      */
     async inside(name: string, command: string, options: { input?: string | Buffer } = {}): Promise<string> {
-        const pid = fs.readFileSync(path.join(this.host(name).dir, "sshd.pid"), "utf8").trim();
-        const root = path.join(this.host(name).dir, "merged");
+        const outer = fs.readFileSync(path.join(this.host(name).dir, "sshd.pid"), "utf8").trim();
+        // The host's first process (the child of lab.sh's unshare): its root is the host's own filesystem.
+        const pid = fs.readFileSync(`/proc/${outer}/task/${outer}/children`, "utf8").trim().split(/\s+/)[0];
+        if (!pid) throw new Error(`lab host ${name} is not running`);
         // root's PATH on Debian, whatever the caller's (the stand-in Pulumi CLI runs the engine with no sbin in it).
         const rootPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-        const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", `--pid=/proc/${pid}/ns/pid_for_children`, "--", "/usr/sbin/chroot", root, "/usr/bin/env", rootPath, "bash", "-c", command], { maxBuffer: 16 << 20 });
+        const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", "-p", "-r", "-w", "--", "/usr/bin/env", rootPath, "bash", "-c", command], { maxBuffer: 16 << 20 });
         child.child.stdin!.on("error", () => undefined);
         child.child.stdin!.end(options.input ?? "");
         return (await child).stdout;

@@ -15,6 +15,7 @@ const LONGEST_FIRST = [
     "realLcm.lab.spec.ts",
     "realStorage.lab.spec.ts",
     "realKubeadm.lab.spec.ts",
+    "realKubeletHa.lab.spec.ts",
     "realKubelet.lab.spec.ts",
     "realLcmSeeds.lab.spec.ts",
     "realPulumi.lab.spec.ts",

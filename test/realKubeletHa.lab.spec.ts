@@ -1,0 +1,108 @@
+/**
+ * The HA flavour (complex: 3 masters behind a VIP, 1 worker) run by the real Pulumi CLI, engine and plugins on lab
+ * hosts that boot systemd, with the real kubelet, kubeadm, kubectl, etcd and control plane (see
+ * realKubelet.lab.spec.ts for the hosts, and what differs from a VM): the masters join the control plane one
+ * at a time through the VIP, which keepalived holds on one master and HAProxy spreads over every API server;
+ * a master's heal takes its etcd member out through a peer (etcdctl in the peer's etcd Pod) before its VM goes,
+ * and the new VM joins again. No pod network yet: the nodes stay NotReady.
+ */
+import { strict as assert } from "node:assert";
+import { skipAfterFirstFailure, useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { kubeletNodes, realClusterStack } from "./support/realCluster";
+import { realKubectl } from "./support/realKubectl";
+import { RealStack } from "./support/realStack";
+import { useBuiltTools } from "./support/tools";
+
+const CLUSTER = "rh";
+const MASTERS = [0, 1, 2].map((i) => `${CLUSTER}-master-${i}`);
+const WORKER = `${CLUSTER}-worker-0`;
+const VERSION = "v1.31.4";
+
+describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA flavour with the real kubelet, etcd and control-plane joins", function () {
+    useBuiltTools();
+    this.timeout(900_000);
+    let api: LabOpenStackApi;
+    const credentials: string[] = [];
+    const suite = useLab([], { bootSystemd: true, secrets: () => [api?.credentials.password ?? "", ...credentials] });
+    let stack: RealStack;
+    const vip = () => `${suite.lab.subnet}.200`;
+
+    const kubectl = async (...args: string[]) => {
+        const kubeconfig = await stack.adminKubeconfig();
+        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
+        return realKubectl(kubeconfig, args);
+    };
+    const inside = (host: string, command: string) => suite.lab.inside(host, command);
+    /** etcd's members as the etcd Pod of `via` lists them (etcdctl with the Pod's own client certificate). */
+    const etcdMembers = async (via: string) => {
+        const tls = ["--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
+        const out = await kubectl("-n", "kube-system", "exec", `etcd-${via}`, "--", "etcdctl", ...tls, "member", "list", "-w", "json");
+        return (JSON.parse(out).members as { name: string }[]).map((m) => m.name).sort();
+    };
+    const controlPlanePods = async () =>
+        (JSON.parse(await kubectl("get", "pods", "-n", "kube-system", "-o", "json")).items as any[])
+            .filter((p) => p.metadata.annotations?.["kubernetes.io/config.source"] === "file" && p.status.phase === "Running")
+            .map((p) => `${p.metadata.labels.component} ${p.spec.nodeName}`)
+            .sort();
+    const everyControlPlane = () => MASTERS.flatMap((m) => ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"].map((c) => `${c} ${m}`)).sort();
+
+    skipAfterFirstFailure();
+
+    before(async function () {
+        if (!suite.lab) this.skip();
+        this.timeout(300_000);
+        const cniManifest = await kubeletNodes(suite, VERSION);
+        ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
+            flavour: "complex",
+            controlPlane: { vip: vip() },
+            masters: { count: 3, password: suite.lab.password },
+            workers: { count: 1, maxCount: 3, password: suite.lab.password },
+            kubernetes: { version: VERSION.slice(1), cniManifest, drainTimeout: 30 },
+        })));
+    });
+
+    it("up: kubeadm init on master-0, the other masters join the control plane through the VIP one at a time; three etcd members; HAProxy over every API server and the VIP on exactly one master", async () => {
+        await stack.up();
+        const nodes = JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[];
+        assert.deepEqual(nodes.map((n) => [n.metadata.name, "node-role.kubernetes.io/control-plane" in n.metadata.labels]).sort(), [...MASTERS.map((m) => [m, true]), [WORKER, false]]);
+        assert.deepEqual(await controlPlanePods(), everyControlPlane(), "each master runs the control plane as static Pods");
+        assert.deepEqual(await etcdMembers(MASTERS[0]), MASTERS);
+        assert.match(await stack.adminKubeconfig(), new RegExp(`server: https://${vip().replace(/\./g, "\\.")}:\\d+\\n`), "the cluster's endpoint is the VIP");
+        for (const master of MASTERS) {
+            assert.equal(await inside(master, "systemctl is-active haproxy keepalived"), "active\nactive\n", master);
+            const backends = (await inside(master, "grep -E '^\\s+server ' /etc/haproxy/haproxy.cfg")).trim().split("\n");
+            assert.equal(backends.length, 3, `${master}'s HAProxy: ${backends.join("; ")}`);
+        }
+        const holders = (await Promise.all(MASTERS.map(async (m) => ((await inside(m, "ip -o -4 addr show")).includes(` ${vip()}/`) ? m : "")))).filter(Boolean);
+        assert.equal(holders.length, 1, `the VIP on exactly one master: ${holders.join(", ")}`);
+    });
+
+    it("heal master-1: its Node and etcd member taken out through a peer before its VM goes; the new VM joins the control plane again; the API answers through the VIP throughout", async () => {
+        await kubectl("create", "configmap", "kept", "-n", "default", "--from-literal=written=before the heal");
+        stack.set("heal.nodes.master-1", 1);
+        const up = stack.up();
+        let answered = 0;
+        let refused = 0;
+        let done = false;
+        void up.finally(() => (done = true)).catch(() => undefined);
+        while (!done) {
+            await kubectl("get", "configmap", "kept", "-n", "default").then(
+                () => answered++,
+                () => refused++,
+            );
+            await new Promise((r) => setTimeout(r, 2_000));
+        }
+        await up;
+        assert.ok(answered > 0 && refused <= 2, `the API through the VIP during the heal: ${answered} answers, ${refused} refusals`);
+        assert.deepEqual(await etcdMembers(MASTERS[0]), MASTERS, "master-1 is an etcd member again");
+        assert.deepEqual(await controlPlanePods(), everyControlPlane());
+        assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heal", "etcd kept its data");
+    });
+
+    it("destroy: every resource deleted, no lab host left", async () => {
+        await stack.destroy();
+        assert.deepEqual(api.servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), []);
+    });
+});
