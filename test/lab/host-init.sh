@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A lab host's first process, already in its network namespace and in new mount, UTS and PID namespaces
 # (so pgrep/pkill on the host see only its own processes): enters cgroups of the host's own and a cgroup
-# namespace rooted there (see below), mounts the host's filesystem, then becomes its sshd (same PID, 1 in its
-# PID namespace). The mounts go away with the namespace.
-# Arguments: NAME ROOTFS DIR SHARED_DIR (after --in-cgroup-namespace when it runs itself again inside the new
+# namespace rooted there (see below), mounts the host's filesystem, then becomes its sshd, or its systemd in a
+# lab that boots systemd (same PID, 1 in its PID namespace). The mounts go away with the namespace.
+# Arguments: NAME LOWER DIR SHARED_DIR (LOWER: the overlay's lower directories, lab.sh host_lower) (after --in-cgroup-namespace when it runs itself again inside the new
 # cgroup namespace, see below); DIR/devices lists the host's disks, one "NAME MAJOR MINOR [SERIAL]"
 # line each (lab.sh write_devices).
 #
@@ -206,8 +206,9 @@ fi
 chroot "$root" ssh-keygen -A >/dev/null
 if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then
     # As systemd-nspawn starts a container's init: a clean environment naming the container manager (systemd
-    # then leaves the kernel's settings and devices alone, sd_booted), its status on standard output (this
-    # host's sshd.log). sshd is its unit, with the lab's options (lab.sh host_up).
+    # then leaves the kernel's settings and devices alone), its own messages to the console (the host has none,
+    # and never to the machine's kernel log), the units' to its journal. sshd is its unit, with the lab's
+    # options (lab.sh host_up).
     # The one unit this kernel cannot start: it has no rpc_pipefs (no kernel NFS; the lab's NFS server is
     # nfs-ganesha), so its mount is masked for this boot, as `systemctl mask --runtime` does.
     if ! grep -qw rpc_pipefs /proc/filesystems; then
