@@ -10,14 +10,16 @@
  * What differs from a VM, and why (README, "What is verified, and how"):
  *   - the test machine lets no process lower an oom_score_adj (no CAP_SYS_RESOURCE), which runc does for every
  *     pod the kubelet starts: the lab's runc shim raises those to the lowest value allowed (test/lab/node/runc);
- *   - no pod network yet: the CNI manifest is a placeholder, so the nodes stay NotReady and no Pod but the
- *     static ones runs; kube-proxy's image has no iptables (kubeImages.ts).
+ *   - the machine's conntrack limit is set by the lab to kube-proxy's value, which a VM's kube-proxy sets itself
+ *     (test/lab/conntrack.sh).
+ * The pod network is flannel's own manifest of v0.28.10, its images made from flannel's binaries and Debian's
+ * iptables (kubeImages.ts), the CNI plugins of kubernetes-cni in /opt/cni/bin as that package installs them.
  */
 import { strict as assert } from "node:assert";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
-import { kubeletNodes, realClusterStack, tokenKubeconfig } from "./support/realCluster";
+import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, tokenKubeconfig } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -25,7 +27,6 @@ const CLUSTER = "rl";
 const MASTER = `${CLUSTER}-master-0`;
 const WORKER = (i: number) => `${CLUSTER}-worker-${i}`;
 const VERSION = "v1.31.4";
-const CONTROL_PLANE = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
 
 describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple kubeadm cluster with the real kubelet", function () {
     useBuiltTools();
@@ -35,13 +36,39 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     const suite = useLab([], { bootSystemd: true, secrets: () => [api?.credentials.password ?? "", ...credentials] });
     let stack: RealStack;
 
-    const adminKubeconfig = async () => {
-        const kubeconfig = await stack.adminKubeconfig();
-        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
-        return kubeconfig;
-    };
-    const kubectl = async (...args: string[]) => realKubectl(await adminKubeconfig(), args);
+    const kubectl = adminKubectl(() => stack, credentials);
     const nodes = async () => JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[];
+    /** The stack's outputs, each token among the credentials the scan looks for. */
+    const outputs = () => {
+        const all = stack.outputs();
+        credentials.push(all.vimToken, ...Object.values(all.tenantTokens as Record<string, string>));
+        return all;
+    };
+    /** The real kubectl with a ServiceAccount token the stack registers, at the VIM's endpoint and CA. */
+    const vimKubectl =
+        (token: string) =>
+        (...args: string[]) =>
+            realKubectl(tokenKubeconfig(outputs().vim, token), args);
+    /** A Deployment of one pause Pod on the second worker, and a PodDisruptionBudget over it. */
+    const pinned = (name: string, budget: { minAvailable?: number; maxUnavailable?: number }) => [
+        {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: { name, namespace: "default" },
+            spec: {
+                replicas: 1,
+                selector: { matchLabels: { app: name } },
+                template: { metadata: { labels: { app: name } }, spec: { nodeSelector: { "kubernetes.io/hostname": WORKER(1) }, containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }] } },
+            },
+        },
+        { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "default" }, spec: { ...budget, selector: { matchLabels: { app: name } } } },
+    ];
+    /** The static Pods of the control plane on the master, with their phases. */
+    const controlPlane = async () =>
+        (JSON.parse(await kubectl("get", "pods", "-n", "kube-system", "-o", "json")).items as any[])
+            .filter((p) => p.spec.nodeName === MASTER && p.metadata.annotations?.["kubernetes.io/config.source"] === "file")
+            .map((p) => [p.metadata.labels.component, p.status.phase])
+            .sort();
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
 
     skipAfterFirstFailure();
@@ -52,8 +79,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         const cniManifest = await kubeletNodes(suite, VERSION);
         ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
             masters: { count: 1, password: suite.lab.password },
-            workers: { count: 1, maxCount: 3, password: suite.lab.password },
-            kubernetes: { version: VERSION.slice(1), cniManifest, drainTimeout: 30 },
+            workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
+            kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30 },
             tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
         })));
     });
@@ -72,9 +99,12 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             [MASTER, VERSION, "containerd://1.6.20"],
             [WORKER(0), VERSION, "containerd://1.6.20"],
         ]);
-        const pods = JSON.parse(await kubectl("get", "pods", "-n", "kube-system", "-o", "json")).items as any[];
-        const controlPlane = pods.filter((p) => p.spec.nodeName === MASTER && p.metadata.annotations?.["kubernetes.io/config.source"] === "file");
-        assert.deepEqual(controlPlane.map((p) => [p.metadata.labels.component, p.status.phase]).sort(), CONTROL_PLANE.map((c) => [c, "Running"]), "the static Pods of kubeadm's manifests, running");
+        assert.deepEqual(await controlPlane(), CONTROL_PLANE.map((c) => [c, "Running"]), "the static Pods of kubeadm's manifests, running");
+        assert.equal(JSON.parse(await kubectl("version", "-o", "json")).serverVersion.gitVersion, VERSION);
+        const manifest = await inside(MASTER, "cat /etc/kubernetes/manifests/kube-apiserver.yaml");
+        assert.match(manifest, new RegExp(`--advertise-address=${api.servers().find((s) => s.name === MASTER)!.address.replace(/\./g, "\\.")}\\n`), "kubeadm's own flags");
+        const config = await kubectl("get", "configmap", "-n", "kube-system", "kubeadm-config", "-o", "jsonpath={.data.ClusterConfiguration}");
+        assert.match(config, /podSubnet: 10\.244\.0\.0\/16/, "kubeadm's upload-config stored the program's ClusterConfiguration");
         const apiServerCgroup = await inside(MASTER, "cat /proc/$(pgrep -xo kube-apiserver)/cgroup");
         // Seen from the test machine: the host's own cgroup (host-init.sh) is where its systemd's tree starts.
         assert.match(
@@ -83,36 +113,142 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             `a container in a systemd scope below the kubelet's kubepods slice, in the host's own cgroup: ${apiServerCgroup}`,
         );
         assert.match(await inside(WORKER(0), "readlink /var/lib/kubelet/pki/kubelet-client-current.pem"), /kubelet-client-\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\.pem/, "the worker's client certificate, issued through its bootstrap token");
-        assert.equal((await kubectl("get", "configmap", "-n", "kube-system", "k8s-vnf-lab-pod-network", "-o", "jsonpath={.data.cni}")).trim(), "none yet", "the CNI manifest applied");
+    });
+
+    it("the pod network: flannel, kube-proxy and CoreDNS run; every Node is Ready, the workers with the zone labels the program sets, each with a pod subnet of the cluster's", async () => {
+        const ready = await clusterReady(kubectl);
+        assert.deepEqual(ready.map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
+        const worker = ready.find((n) => n.metadata.name === WORKER(0));
+        assert.equal(worker.metadata.labels["topology.kubernetes.io/zone"], "nova");
+        assert.equal(worker.metadata.labels["kubernetes.io/zone"], "nova");
+        for (const node of ready) assert.match(node.spec.podCIDR, /^10\.244\.\d+\.0\/24$/, `${node.metadata.name}: a /24 of ${POD_NETWORK.podCidr}, from kubeadm's podSubnet`);
+        assert.match(await inside(WORKER(0), "cat /run/flannel/subnet.env"), new RegExp(`^FLANNEL_SUBNET=${worker.spec.podCIDR.replace(".0/24", ".1/24").replace(/\./g, "\\.")}$`, "m"));
+        assert.match(await inside(WORKER(0), "ip -d link show flannel.1"), /vxlan id 1 /, "flannel's VXLAN device");
     });
 
     it("the VIM's token is the cluster admin's; a tenant's token acts in its namespaces only, the real API server refusing the rest", async () => {
-        const all = stack.outputs();
-        credentials.push(all.vimToken, ...Object.values(all.tenantTokens as Record<string, string>));
-        const vim = all.vim as { endpoint: string; caCertificate: string };
-        assert.equal((await realKubectl(tokenKubeconfig(vim, all.vimToken), ["auth", "can-i", "*", "*", "--all-namespaces"])).trim(), "yes");
-        const tenant = tokenKubeconfig(vim, all.tenantTokens["team-a"]);
-        assert.equal((await realKubectl(tenant, ["auth", "can-i", "create", "deployments", "-n", "team-a-cnf"])).trim(), "yes");
-        await assert.rejects(realKubectl(tenant, ["get", "nodes"]), /forbidden/);
-        await assert.rejects(realKubectl(tenant, ["get", "configmaps", "-n", "default"]), /forbidden/);
+        const all = outputs();
+        const admin = vimKubectl(all.vimToken);
+        assert.equal((await admin("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")).trim(), "system:serviceaccount:kube-system:k8s-vnf-vim");
+        assert.equal((await admin("auth", "can-i", "*", "*", "--all-namespaces")).trim(), "yes");
+        const tenant = vimKubectl(all.tenantTokens["team-a"]);
+        assert.equal((await tenant("auth", "can-i", "create", "deployments", "-n", "team-a-cnf")).trim(), "yes");
+        await tenant("create", "configmap", "probe", "-n", "team-a-cnf", "--from-literal=a=b");
+        await assert.rejects(tenant("get", "nodes"), /forbidden/);
+        await assert.rejects(tenant("get", "configmaps", "-n", "default"), /forbidden/);
+        assert.ok(stack.isSecretOutput("vimToken") && stack.isSecretOutput("tenantTokens"), "the tokens are secret outputs");
+        await kubectl("delete", "configmap", "probe", "-n", "team-a-cnf");
     });
 
-    it("scale out: a second worker joins; scale in: it is drained by the real kubectl, its Node deleted, kubeadm reset, its VM deleted", async () => {
-        stack.set("workers.count", 2);
-        await stack.up();
-        assert.deepEqual((await nodes()).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0), WORKER(1)]);
-        assert.equal((await inside(WORKER(1), "cat /etc/kubernetes/pki/ca.crt")).trim(), (stack.outputs().vim as { caCertificate: string }).caCertificate.trim(), "the cluster's CA");
-        stack.set("workers.count", 1);
-        await stack.up();
-        assert.deepEqual((await nodes()).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
-        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, WORKER(0)]);
-    });
-
-    it("a second up changes nothing", async () => {
+    it("a second up changes nothing: the real Kubernetes plugin's diff of every object is empty", async () => {
         const since = stack.steps.length;
         const result = await stack.up();
         assert.deepEqual(stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`), []);
         assert.deepEqual(Object.keys(result.changes), ["same"]);
+    });
+
+    it("preview under the real engine: nothing to change; a scale-out shows creates for the new worker only, with its join; a worker heal its membership deleted before its VM, both made again, and what each replacement runs; nothing changes", async () => {
+        const state = JSON.stringify(stack.state());
+        const preview = async (...extra: string[]) => {
+            await stack.applyConfig();
+            const { stdout, stderr } = await stack.cli(["preview", "--stack", stack.name, "--color", "never", ...extra]);
+            return `${stdout}\n${stderr}`;
+        };
+        // The JSON digest leaves out a replacement's delete-replaced and create-replacement steps unless asked
+        // (v3.248.0 pkg/backend/display/display.go `shouldShow`).
+        const steps = async () => (JSON.parse(await stack.preview(["--json", "--show-replacement-steps"])).steps as { op: string; urn: string }[]).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+        await preview("--expect-no-changes");
+
+        stack.set("workers.count", 2);
+        const creates = (await steps()).filter((s) => s.startsWith("create "));
+        assert.ok(creates.includes(`create ${WORKER(1)}-vm`) && creates.includes(`create ${CLUSTER}-kubeadm-worker-1-member`), creates.join("\n"));
+        assert.deepEqual(creates.filter((s) => !s.includes("worker-1")), [], "nothing else is created");
+        assert.match(await preview("--diff"), new RegExp(`action *: "kubeadm join ${WORKER(1)} \\(a bootstrap token fetched from a control-plane node\\)"`));
+
+        stack.set("workers.count", 1);
+        stack.set("heal.nodes.worker-0", 1);
+        const heal = await steps();
+        const at = (step: string) => heal.indexOf(step);
+        const [member, vm] = [`${CLUSTER}-kubeadm-worker-0-member`, `${WORKER(0)}-vm`];
+        assert.ok(at(`delete-replaced ${member}`) >= 0 && at(`delete-replaced ${member}`) < at(`delete-replaced ${vm}`), heal.join("\n"));
+        assert.ok(at(`delete-replaced ${vm}`) < at(`replace ${vm}`) && at(`replace ${vm}`) < at(`create-replacement ${vm}`), heal.join("\n"));
+        assert.ok(at(`create-replacement ${member}`) > at(`create-replacement ${vm}`), "the membership is made again after the VM");
+        assert.deepEqual(heal.filter((s) => /master-0/.test(s) && !s.startsWith("same ")), [], "the master is untouched");
+        const text = await preview("--diff");
+        assert.match(text, new RegExp(`\\[WorkerMember [^\\]\\s]*${WORKER(0)}\\] will replace \\(vmId\\): delete: drain ${WORKER(0)} on a control-plane node, delete its Node, kubeadm reset ${WORKER(0)}, then create: kubeadm join ${WORKER(0)} `), "what the replacement runs, from the step's diff");
+        delete stack.config.heal;
+        assert.equal(JSON.stringify(stack.state()), state, "a preview changes nothing");
+        await preview("--expect-no-changes");
+    });
+
+    it("scale out: a second worker joins, and Pods on the two workers reach each other; scale in: the real drain evicts what a budget allows and fails on what one guards, so the node and its VM stay; without that budget it is drained, its Node deleted, kubeadm reset, its VM deleted", async () => {
+        stack.set("workers.count", 2);
+        await stack.up();
+        assert.deepEqual((await nodes()).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0), WORKER(1)]);
+        assert.equal((await inside(WORKER(1), "cat /etc/kubernetes/pki/ca.crt")).trim(), (stack.outputs().vim as { caCertificate: string }).caCertificate.trim(), "the cluster's CA");
+        await clusterReady(kubectl);
+        assert.equal(await acrossNodes(kubectl, WORKER(0), WORKER(1)), `from ${WORKER(1)} to ${WORKER(0)}`, "a Pod on one worker reaches one on the other, by a Service's name and by Pod IP");
+
+        // Two Deployments on the leaving worker: one whose budget allows an eviction, one whose budget does not.
+        await kubectl.input(JSON.stringify({ apiVersion: "v1", kind: "List", items: [...pinned("evictable", { maxUnavailable: 1 }), ...pinned("guarded", { minAvailable: 1 })] }), "apply", "-f", "-");
+        await eventually("both Deployments available", 120_000, async () =>
+            (await kubectl("get", "deployments", "evictable", "guarded", "-o", "jsonpath={.items[*].status.availableReplicas}")).trim() === "1 1" ? true : undefined,
+        );
+        stack.set("workers.count", 1);
+        const refused = await stack.up().then(
+            () => assert.fail("the scale-in should fail while a budget blocks the drain"),
+            (e: Error) => e.message,
+        );
+        assert.match(refused, new RegExp(`drain of ${WORKER(1)} failed, so the node and its VM stay`));
+        assert.match(refused, /disruption budget/, "the real eviction API's refusal, through kubectl drain");
+        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, WORKER(0), WORKER(1)], "the VM stays");
+        assert.equal((await kubectl("get", "pods", "-l", "app=evictable", "--field-selector", `spec.nodeName=${WORKER(1)}`, "-o", "name")).trim(), "", "the Pod its budget allowed was evicted");
+        assert.match(await kubectl("get", "pods", "-l", "app=guarded", "-o", "jsonpath={.items[*].spec.nodeName}"), new RegExp(WORKER(1)), "the guarded Pod still runs there");
+
+        await kubectl("delete", "poddisruptionbudget", "guarded");
+        await stack.up();
+        assert.deepEqual((await nodes()).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
+        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, WORKER(0)]);
+        await kubectl("delete", "deployment", "evictable", "guarded");
+        await kubectl("delete", "poddisruptionbudget", "evictable");
+    });
+
+    it("operate stop and start: the VMs power off and on; the kubelets start the control plane again with etcd's data, and every Node is Ready", async () => {
+        stack.set("operate", { vnfState: "STOPPED" });
+        await stack.up();
+        assert.deepEqual(api.servers().map((s) => s.status), ["SHUTOFF", "SHUTOFF"]);
+        stack.set("operate", { vnfState: "STARTED" });
+        await stack.up();
+        await clusterReady(kubectl);
+        assert.deepEqual(await controlPlane(), CONTROL_PLANE.map((c) => [c, "Running"]));
+        assert.equal((await kubectl("get", "namespace", "team-a-cnf", "-o", "jsonpath={.status.phase}")).trim(), "Active", "the objects made before the stop are there");
+    });
+
+    it("heal a worker: it is drained and leaves the cluster before its VM goes; the new VM joins and is Ready on the pod network", async () => {
+        const before = api.servers().find((s) => s.name === WORKER(0))!.id;
+        stack.set("heal.nodes.worker-0", 1);
+        await stack.up();
+        assert.notEqual(api.servers().find((s) => s.name === WORKER(0))!.id, before, "a new VM");
+        const ready = await clusterReady(kubectl);
+        assert.deepEqual(ready.map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
+        assert.equal(ready.find((n) => n.metadata.name === WORKER(0)).metadata.labels["topology.kubernetes.io/zone"], "nova", "labelled again");
+    });
+
+    it("healing the entire cluster makes a new one (new CA, empty etcd) on the pod network, and the VIM's accounts are made again in it", async () => {
+        const before = outputs();
+        stack.set("heal.generation", 1);
+        const since = stack.steps.length;
+        await stack.up();
+        const vimSteps = stack.stepsOf(since, new RegExp(`^${CLUSTER}-vim-`)).filter((s) => s.op !== "same");
+        assert.ok(vimSteps.some((s) => s.op === "create-replacement"), "the VIM's objects made again");
+        assert.ok(vimSteps.every((s) => s.op !== "create-replacement" || vimSteps.findIndex((d) => d.name === s.name && d.op === "delete-replaced") < vimSteps.indexOf(s)), "each VIM object deleted before its copy is made (same name, same provider)");
+        assert.deepEqual(stack.stepsOf(since, /-api$/).filter((s) => s.op !== "same").map((s) => s.op), ["update"], "the Kubernetes provider updated, not replaced");
+        const after = outputs();
+        assert.notEqual(after.vim.caCertificate, before.vim.caCertificate, "a new cluster CA");
+        assert.notEqual(after.vimToken, before.vimToken, "a new token");
+        assert.equal((await vimKubectl(after.vimToken)("auth", "can-i", "*", "*", "--all-namespaces")).trim(), "yes");
+        await assert.rejects(vimKubectl(before.vimToken)("get", "namespaces"), /Unauthorized|certificate signed by unknown authority/);
+        assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
     });
 
     it("destroy: every resource deleted, no lab host left", async () => {

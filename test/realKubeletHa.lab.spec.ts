@@ -4,13 +4,12 @@
  * realKubelet.lab.spec.ts for the hosts, and what differs from a VM): the masters join the control plane one
  * at a time through the VIP, which keepalived holds on one master and HAProxy spreads over every API server;
  * a master's heal takes its etcd member out through a peer (etcdctl in the peer's etcd Pod) before its VM goes,
- * and the new VM joins again. No pod network yet: the nodes stay NotReady.
+ * and the new VM joins again. The pod network is flannel's (realKubelet.lab.spec.ts): every Node Ready.
  */
 import { strict as assert } from "node:assert";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
-import { kubeletNodes, realClusterStack } from "./support/realCluster";
-import { realKubectl } from "./support/realKubectl";
+import { adminKubectl, clusterReady, CONTROL_PLANE, kubeletNodes, POD_NETWORK, realClusterStack } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -28,11 +27,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
     let stack: RealStack;
     const vip = () => `${suite.lab.subnet}.200`;
 
-    const kubectl = async (...args: string[]) => {
-        const kubeconfig = await stack.adminKubeconfig();
-        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
-        return realKubectl(kubeconfig, args);
-    };
+    const kubectl = adminKubectl(() => stack, credentials);
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
     /** etcd's members as the etcd Pod of `via` lists them (etcdctl with the Pod's own client certificate). */
     const etcdMembers = async (via: string) => {
@@ -45,7 +40,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
             .filter((p) => p.metadata.annotations?.["kubernetes.io/config.source"] === "file" && p.status.phase === "Running")
             .map((p) => `${p.metadata.labels.component} ${p.spec.nodeName}`)
             .sort();
-    const everyControlPlane = () => MASTERS.flatMap((m) => ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"].map((c) => `${c} ${m}`)).sort();
+    const everyControlPlane = () => MASTERS.flatMap((m) => CONTROL_PLANE.map((c) => `${c} ${m}`)).sort();
 
     skipAfterFirstFailure();
 
@@ -58,13 +53,13 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
             controlPlane: { vip: vip() },
             masters: { count: 3, password: suite.lab.password },
             workers: { count: 1, maxCount: 3, password: suite.lab.password },
-            kubernetes: { version: VERSION.slice(1), cniManifest, drainTimeout: 30 },
+            kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30 },
         })));
     });
 
-    it("up: kubeadm init on master-0, the other masters join the control plane through the VIP one at a time; three etcd members; HAProxy over every API server and the VIP on exactly one master", async () => {
+    it("up: kubeadm init on master-0, the other masters join the control plane through the VIP one at a time; every Node Ready on the pod network; three etcd members; HAProxy over every API server and the VIP on exactly one master", async () => {
         await stack.up();
-        const nodes = JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[];
+        const nodes = await clusterReady(kubectl);
         assert.deepEqual(nodes.map((n) => [n.metadata.name, "node-role.kubernetes.io/control-plane" in n.metadata.labels]).sort(), [...MASTERS.map((m) => [m, true]), [WORKER, false]]);
         assert.deepEqual(await controlPlanePods(), everyControlPlane(), "each master runs the control plane as static Pods");
         assert.deepEqual(await etcdMembers(MASTERS[0]), MASTERS);
@@ -97,6 +92,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         assert.ok(answered > 0 && refused <= 2, `the API through the VIP during the heal: ${answered} answers, ${refused} refusals`);
         assert.deepEqual(await etcdMembers(MASTERS[0]), MASTERS, "master-1 is an etcd member again");
         assert.deepEqual(await controlPlanePods(), everyControlPlane());
+        assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [...MASTERS, WORKER], "every Node Ready again");
         assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heal", "etcd kept its data");
     });
 

@@ -5,13 +5,16 @@
  * v3.79.0, with our name mapping) speaks the names the @pulumi/openstack 3.15.2 SDK sends: for every
  * resource the program registers, the same type token, every input the SDK's Args can set and every output
  * its class reads. Each schema comes from the plugin itself (`pulumi package get-schema`). The lab's control
- * plane (kubeadm, the API server and etcd) is the Kubernetes release k8s-vnf installs by default.
+ * plane (kubeadm, the API server and etcd) is the Kubernetes release k8s-vnf installs by default, and its
+ * kubeadm takes the configurations the program writes.
  */
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { initConfiguration, joinConfiguration } from "../providers/kubernetes/kubeadm";
+import { INIT_SETTINGS } from "./fixtures/kubeadmInit";
 import { PROJECT_DIR } from "./support/program";
 import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
 
@@ -116,6 +119,25 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
         const etcd = /DefaultEtcdVersion = "([0-9.]+)-0"/.exec(kubeadmConstants)![1];
         assert.equal(buildInfo(binary("etcd"))["go.etcd.io/etcd/server/v3"], `v${etcd}`);
         assert.match(execFileSync(binary("etcd"), ["--version"], { encoding: "utf8" }), new RegExp(`^etcd Version: ${etcd.replace(/\./g, "\\.")}\n`));
+    });
+
+    it("the real kubeadm accepts the configurations the program writes (init, worker join, control-plane join), strictly decoded; a misspelt field it refuses", () => {
+        const kubeadm = path.join(builtTools().bins.kube, "kubeadm");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-kubeadm-config-"));
+        const validate = (config: string) => {
+            const file = path.join(dir, "config.yaml");
+            fs.writeFileSync(file, config);
+            return execFileSync(kubeadm, ["config", "validate", "--config", file], { encoding: "utf8", stdio: "pipe" });
+        };
+        try {
+            const credentials = { token: "abcdef.0123456789abcdef", caCertHash: `sha256:${"c".repeat(64)}`, certificateKey: "d".repeat(64) };
+            assert.match(validate(initConfiguration({ ...INIT_SETTINGS, certSans: ["10.0.0.100"] })), /^ok$/m);
+            assert.match(validate(joinConfiguration({ nodeName: "w-0", endpoint: INIT_SETTINGS.endpoint }, credentials)), /^ok$/m);
+            assert.match(validate(joinConfiguration({ nodeName: "m-1", endpoint: INIT_SETTINGS.endpoint, controlPlane: { address: "10.0.0.6", apiServerPort: 6443 } }, credentials)), /^ok$/m);
+            assert.throws(() => validate(initConfiguration(INIT_SETTINGS).replace("kubernetesAPICall", "kubernetesAPICal")), /unknown field "timeouts.kubernetesAPICal"/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("the OpenStack plugin names each resource, input and output of the program's resources as @pulumi/openstack does", () => {

@@ -153,6 +153,28 @@ build_coredns() {
     GOTOOLCHAIN=$KUBE_GO go build -trimpath -ldflags "-w -s -X github.com/coredns/coredns/coremain.GitCommit=v$2" -o "$1/bin/coredns" github.com/coredns/coredns
 }
 
+# The lab's pod network (tools/cni): flanneld as flannel's Makefile builds it on amd64 (cgo for the udp
+# backend, linked statically; here with the netgo and osusergo tags, so it needs no glibc at run time), from
+# flannel's main.go without the tencentvpc backend (tools/cni/tools.go says why); install-conf as its
+# images/Dockerfile builds it; the CNI plugins flannel's CNI plugin delegates to; and flannel's own manifest of
+# the release, which the lab serves as the cluster's CNI manifest.
+build_cni() {
+    local flannel
+    flannel=$(module_dir github.com/flannel-io/flannel)
+    mkdir -p flanneld "$1/bin" "$1/manifests"
+    sed '/pkg\/backend\/tencentvpc"$/d' "$flannel/main.go" >flanneld/main.go
+    ! cmp -s "$flannel/main.go" flanneld/main.go || { echo "tools/build.sh: flannel's main.go no longer imports the tencentvpc backend: update build_cni" >&2; exit 1; }
+    CGO_ENABLED=1 go build -trimpath -tags netgo,osusergo \
+        -ldflags "-w -s -X github.com/flannel-io/flannel/pkg/version.Version=v$2 -extldflags -static" -o "$1/bin/flanneld" ./flanneld
+    go build -trimpath -ldflags "-w -s" -o "$1/bin/install-conf" github.com/flannel-io/flannel/cmd/install_conf
+    go build -trimpath -ldflags "-w -s" -o "$1/bin/" github.com/containernetworking/plugins/plugins/{ipam/host-local,main/bridge,main/loopback,meta/portmap}
+    cp "$flannel/Documentation/kube-flannel.yml" "$1/manifests/"
+}
+
+build_flannel_cni_plugin() {
+    go build -trimpath -ldflags "-w -s" -o "$1/bin/flannel" github.com/containernetworking/plugins/plugins/meta/flannel
+}
+
 pulumi_version=$(pin @pulumi/pulumi)
 agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/pkg/v3)" "@pulumi/pulumi (tools/pulumi pkg/v3)"
 agree "v$pulumi_version" "$(required pulumi github.com/pulumi/pulumi/sdk/v3)" "@pulumi/pulumi (tools/pulumi sdk/v3)"
@@ -186,6 +208,9 @@ build etcd "$etcd_version"
 coredns_version=$(cd "$here/kube" && sed -n 's/^\s*CoreDNSVersion = "v\([0-9.]*\)"$/\1/p' "$(module_dir "k8s.io/kubernetes")/cmd/kubeadm/app/constants/constants.go")
 agree "v$coredns_version" "$(required coredns github.com/coredns/coredns)" "the CoreDNS of kubeadm v$kube_version (tools/coredns github.com/coredns/coredns)"
 build coredns "$coredns_version"
+# The lab's pod network, which no pin of package.json names: flannel as tools/cni requires it.
+build cni "$(required cni github.com/flannel-io/flannel | cut -c2-)"
+build flannel-cni-plugin "$(required flannel-cni-plugin github.com/containernetworking/plugins | cut -c2-)"
 
 manifest=$(mktemp "$root/node_modules/.cache/k8s-vnf/.tools.XXXXXX")
 for name in "${!built[@]}"; do printf '%s\0%s\0' "$name" "${built[$name]}"; done |

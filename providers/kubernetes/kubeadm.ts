@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts, onSameMachine } from "../step";
-import { ConnectError, HostScript, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -45,8 +45,38 @@ const JOIN_TOKEN_TTL = "15m";
 const ETCDCTL_TLS = ["--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
 
 /** kubectl as root with the admin kubeconfig of a control-plane node. */
-export function kubectl(s: SshSession, args: string[], options: { allowFailure?: boolean; quiet?: boolean; timeoutMs?: number } = {}) {
-    return s.exec(sh`kubectl --kubeconfig ${ADMIN_KUBECONFIG} ${args}`, { sudo: true, ...options });
+/**
+ * What kubectl says when no API server answers for a moment: one restarting (its etcd slow, a probe failing),
+ * or stopped by a `kubeadm reset` that has not yet removed the admin kubeconfig (it stops the static Pods
+ * first). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
+ * is a control-plane node: once a reset removed its kubeconfig, the error stands (the cluster is going away).
+ */
+const apiUnavailable = {
+    pattern: /connection refused|was refused|connection reset by peer|unexpected EOF|TLS handshake timeout|http2: client connection lost|the server is currently unable to handle the request|etcdserver: request timed out/,
+    waitMs: 120_000,
+    intervalMs: 3_000,
+};
+/** The same settings, for tests (the steps' code refers to the module's own binding: a serialized provider cannot refer to `exports`). */
+export const API_UNAVAILABLE = apiUnavailable;
+
+/** kubectl with the node's admin kubeconfig, tried again while the API server is unavailable (API_UNAVAILABLE). */
+export async function kubectl(s: SshSession, args: string[], options: { allowFailure?: boolean; quiet?: boolean; timeoutMs?: number } = {}): Promise<ExecResult> {
+    const deadline = Date.now() + apiUnavailable.waitMs;
+    for (;;) {
+        let said: string;
+        try {
+            const result = await s.exec(sh`kubectl --kubeconfig ${ADMIN_KUBECONFIG} ${args}`, { sudo: true, ...options });
+            if (result.code === 0) return result;
+            said = result.stderr;
+            if (!apiUnavailable.pattern.test(said) || Date.now() > deadline || !(await isControlPlane(s))) return result;
+        } catch (e) {
+            // The classes are rewritten in the provider's serialized code: the name tells a command's exit.
+            if ((e as Error).name !== "RemoteCommandError" || !apiUnavailable.pattern.test((e as Error).message) || Date.now() > deadline || !(await isControlPlane(s))) throw e;
+            said = (e as Error).message;
+        }
+        console.log(`kubectl ${args[0]}: the API server is unavailable (${said.trim().split("\n").pop()}); trying again`);
+        await new Promise((resolve) => setTimeout(resolve, apiUnavailable.intervalMs));
+    }
 }
 
 /**
@@ -77,19 +107,45 @@ export function onControlPlane<T>(hosts: Hosts, candidates: ControlPlaneRef[], f
 
 /**
  * As {@link onControlPlane}, for a step leaving a cluster that may be going away itself (an entire heal resets
- * the masters while the workers' memberships go): when `fn` fails on a host that has stopped being a
- * control-plane node meanwhile, there is no cluster left to leave, and the answer is undefined.
+ * the masters and replaces their VMs while the workers' memberships go): when `fn` fails on a host that has
+ * stopped being a control-plane node meanwhile, or another machine already answers at a master's address,
+ * there is no cluster left to leave, and the answer is undefined.
  */
-export function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
-    return onControlPlane(hosts, candidates, async (cp, ref) => {
+export async function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
+    try {
+        return await onControlPlane(hosts, candidates, async (cp, ref) => {
+            try {
+                return await fn(cp, ref);
+            } catch (e) {
+                if (await stillControlPlane(hosts, cp, ref)) throw e;
+                console.log(`${ref.name} stopped being a control-plane node meanwhile: the cluster is going away`);
+                return undefined;
+            }
+        });
+    } catch (e) {
+        // Another machine at a control-plane node's address (its VM replaced: an entire heal) holds none of this cluster.
+        if (!(e instanceof HostKeyMismatchError)) throw e;
+        console.log(`another machine answers at a control-plane node's address (a new VM): the cluster is going away`);
+        return undefined;
+    }
+}
+
+/**
+ * Whether `ref` is still a control-plane node. When the session to it went meanwhile (an entire heal
+ * replacing its VM), a new one asks again: another machine at its address (another host key), or none
+ * answering within the connection policy, is no control-plane node of this cluster any more.
+ */
+async function stillControlPlane(hosts: Hosts, cp: SshSession, ref: ControlPlaneRef): Promise<boolean> {
+    try {
+        return await isControlPlane(cp);
+    } catch {
         try {
-            return await fn(cp, ref);
+            return await hosts.on(ref.connection, isControlPlane);
         } catch (e) {
-            if (await isControlPlane(cp)) throw e;
-            console.log(`${ref.name} stopped being a control-plane node meanwhile: the cluster is going away`);
-            return undefined;
+            if (e instanceof ConnectError || e instanceof HostKeyMismatchError) return false;
+            throw e;
         }
-    });
+    }
 }
 
 /**
@@ -200,6 +256,13 @@ export interface InitSettings {
     certSans?: string[];
 }
 
+/**
+ * kubeadm's limit for an API call, which also bounds its wait for the new node's kubelet to register its Node
+ * (init's and join's "uploading crisocket"): 1 minute by default (v1beta4 `timeouts.kubernetesAPICall`), which a
+ * busy VM's kubelet can take to start; the kubelet's own health check is given 4.
+ */
+const KUBEADM_TIMEOUTS = ["timeouts:", "  kubernetesAPICall: 4m0s"];
+
 export function initConfiguration(c: InitSettings): string {
     return [
         "apiVersion: kubeadm.k8s.io/v1beta4",
@@ -209,6 +272,7 @@ export function initConfiguration(c: InitSettings): string {
         "localAPIEndpoint:",
         `  advertiseAddress: ${c.address}`,
         `  bindPort: ${c.apiServerPort}`,
+        ...KUBEADM_TIMEOUTS,
         "---",
         "apiVersion: kubeadm.k8s.io/v1beta4",
         "kind: ClusterConfiguration",
@@ -241,6 +305,7 @@ export function joinConfiguration(j: JoinSettings, credentials: JoinCredentials)
         `    token: ${credentials.token}`,
         "    caCertHashes:",
         `    - ${credentials.caCertHash}`,
+        ...KUBEADM_TIMEOUTS,
     ];
     if (j.controlPlane) {
         if (!credentials.certificateKey) throw new Error("a control-plane join needs a certificate key");

@@ -10,7 +10,7 @@ import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
 import { ComputeApi, computeHostOf } from "./computeHost";
-import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane } from "./kubeadm";
+import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane, onControlPlaneWhileThere } from "./kubeadm";
 
 type Labels = Record<string, string>;
 
@@ -68,7 +68,8 @@ async function apply(hosts: Hosts, i: NodeLabelsInputs, previous: Labels): Promi
 
 export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> = {
     kind: "NodeLabels",
-    version: "1",
+    // 2: a delete while an entire heal resets the cluster is no failure (stored code runs the delete).
+    version: "2",
     outputs: ["computeHost", "appliedLabels"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,
@@ -93,8 +94,9 @@ export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> =
         // deleteAcross does the work.
     },
     async deleteAcross(hosts, outs) {
-        // With the node gone (drained and deleted by its membership), there is nothing to unlabel.
-        await onControlPlane(hosts, outs.controlPlanes, async (cp) => {
+        // With the node gone (drained and deleted by its membership), or the cluster going away (an entire
+        // heal resetting it meanwhile), there is nothing to unlabel.
+        await onControlPlaneWhileThere(hosts, outs.controlPlanes, async (cp) => {
             if ((await nodeStatus(cp, outs.nodeName)) !== undefined) await label(cp, outs.nodeName, {}, outs.appliedLabels ?? {});
         });
     },

@@ -38,7 +38,8 @@ interface WorkerMemberState {
 export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberState> = {
     kind: "WorkerMember",
     // 4: leaving a cluster that an entire heal resets meanwhile is no failure (stored code runs the delete).
-    version: "4",
+    // 5: ... also while the reset has stopped the API server but not yet removed the admin kubeconfig.
+    version: "5",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,

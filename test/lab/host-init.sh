@@ -91,6 +91,16 @@ while read -r controllers _ own; do
 done <"$dir/cgroups"
 
 hostname "$name"
+# The host's own disk, when it has one (lab.sh disk_create), once the host's last boot has let go of it (its
+# mount goes with its mount namespace, a moment after its last process).
+if [[ -f "$dir/disk.img" ]]; then
+    for _ in $(seq 1 100); do
+        [[ -z "$(losetup -j "$dir/disk.img")" ]] && break
+        sleep 0.1
+    done
+    [[ -z "$(losetup -j "$dir/disk.img")" ]] || { echo "host-init: $dir/disk.img is still in use" >&2; exit 1; }
+    mount -o loop "$dir/disk.img" "$dir/disk"
+fi
 mount -t overlay overlay -o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/work" "$root"
 mount -t proc proc "$root/proc"
 # The stand-ins' cluster state (their "etcd"), one directory for every host of the lab.

@@ -103,9 +103,11 @@ systemd_layer() {
 # (node/runc), and when the lab gives its hosts Kubernetes (LABDIR/tools "kube"), the kubelet, kubeadm and
 # kubectl as their packages install them (the binaries at /usr/bin, here links to the lab's read-only copy;
 # the kubelet's unit and kubeadm's drop-in of kubernetes/release; the kubelet enabled, as its package's
-# postinst leaves it) and, with "images", the images its containerd is preloaded with (node/k8s-vnf-lab-images.service).
+# postinst leaves it); with "cni", the CNI plugins the kubernetes-cni package installs (/opt/cni/bin, a folder
+# the pod network's DaemonSet adds its own plugin to); with "images", the images its containerd is preloaded
+# with (node/k8s-vnf-lab-images.service).
 node_image() {
-    local root="$1/merged" labdir="$2" tool
+    local root="$1/merged" labdir="$2" tool cni
     install -m 0755 "$HERE/node/runc" "$root/usr/local/sbin/runc"
     if grep -q '^kube ' "$labdir/tools" 2>/dev/null; then
         for tool in kubelet kubeadm kubectl; do ln -sfn "/opt/k8s-vnf-lab/kube/$tool" "$root/usr/bin/$tool"; done
@@ -114,6 +116,11 @@ node_image() {
         echo "KUBELET_EXTRA_ARGS=" | install -D -m 0644 /dev/stdin "$root/etc/default/kubelet"
         mkdir -p "$root/etc/kubernetes/manifests" "$root/var/lib/kubelet"
         ln -sfn /lib/systemd/system/kubelet.service "$root/etc/systemd/system/multi-user.target.wants/kubelet.service"
+    fi
+    cni=$(sed -n 's/^cni //p' "$labdir/tools" 2>/dev/null)
+    if [[ -n "$cni" ]]; then
+        mkdir -p "$root/etc/cni/net.d"
+        for tool in bridge host-local loopback portmap; do install -D -m 0755 "$cni/$tool" "$root/opt/cni/bin/$tool"; done
     fi
     if grep -q '^images ' "$labdir/tools" 2>/dev/null; then
         install -m 0644 "$HERE/node/k8s-vnf-lab-images.service" "$root/lib/systemd/system/k8s-vnf-lab-images.service"

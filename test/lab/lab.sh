@@ -31,7 +31,8 @@
 # that, also after a failed test. Mounts live in the host's own mount namespace and vanish with it; the host's
 # cgroups (host-init.sh: for containers) are listed in DIR/cgroups and removed by host-down. DIR also
 # holds the host's /var/lib/containerd (DIR/var-lib-containerd, bind-mounted by host-init.sh: not on the
-# overlay root, so containerd's overlayfs snapshotter works), which goes with DIR.
+# overlay root, so containerd's overlayfs snapshotter works), which goes with DIR; for a host that boots
+# systemd, on the host's own disk (disk_create).
 #
 # A lab whose LABDIR/init says "systemd" boots its hosts as a VM boots: Debian's systemd is PID 1 (sshd one
 # of its units), over the systemd layer (systemd_layer), and the hosts get no stand-ins of kubeadm, kubectl,
@@ -46,21 +47,10 @@ die() { echo "lab: $*" >&2; exit 1; }
 
 # shellcheck source=test/lab/image.sh
 source "$HERE/image.sh"
-
-# loop_detach LOOP FILE: detaches LOOP only while it still serves FILE (never a device someone else got since).
-loop_detach() {
-    local loop="$1" file="$2" back
-    back="$(losetup -n -O BACK-FILE "$loop" 2>/dev/null || true)"
-    back="${back%"${back##*[![:space:]]}"}"
-    if [[ -n "$back" && "$back" == "$(readlink -m "$file")"* ]]; then losetup -d "$loop" 2>/dev/null || true; fi
-}
-
-# dev_numbers DEVICE: "MAJOR MINOR" of a block device, in decimal.
-dev_numbers() {
-    local hex
-    hex="$(stat -L -c '%t %T' "$1")"
-    echo "$((16#${hex% *})) $((16#${hex#* }))"
-}
+# shellcheck source=test/lab/conntrack.sh
+source "$HERE/conntrack.sh"
+# shellcheck source=test/lab/disks.sh
+source "$HERE/disks.sh"
 
 bridge_name() { echo "kv${1}br"; }
 veth_host() { echo "kv${1}h${2}"; }
@@ -71,6 +61,9 @@ bridge_up() {
     br="$(bridge_name "$run")"
     ip link add "$br" type bridge
     ip addr add "${subnet}.1/24" dev "$br"
+    # The subnet's gateway (the lab OpenStack API's gateway_ip) routes nowhere: what a host sends beyond the
+    # lab is refused here (ICMP unreachable), never forwarded off the machine.
+    sysctl -qw "net.ipv4.conf.$br.forwarding=0"
     ip link set "$br" up
 }
 
@@ -89,7 +82,8 @@ host_up() {
     labdir="$(dirname "$(dirname "$dir")")"
     base="$(host_lower "$labdir")"
     ip="${subnet}.$((10 + index))"
-    mkdir -p "$dir/upper" "$dir/work" "$dir/merged"
+    mkdir -p "$dir/merged"
+    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then disk_create "$dir"; else mkdir -p "$dir/upper" "$dir/work"; fi
     echo "$ns" >"$dir/netns"
     echo "$shared" >"$dir/shared"
 
@@ -101,6 +95,9 @@ host_up() {
     ip netns exec "$ns" ip addr add "$ip/24" dev eth0
     ip netns exec "$ns" ip link set eth0 up
     ip netns exec "$ns" ip link set lo up
+    # A host that boots as a VM gets the default route DHCP gives a VM, via the subnet's gateway: Kubernetes
+    # needs one (a Service's virtual IP is routed before kube-proxy's rules translate it).
+    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then ip netns exec "$ns" ip route add default via "${subnet}.1"; fi
     echo "$veth" >"$dir/veth"
 
     if ((volume_mb > 0)); then
@@ -135,6 +132,7 @@ host_up() {
     mkdir -p "$dir/merged/var/lib/k8s-standin"
     umount "$dir/merged"
     rm -f "$dir/mount"
+    if [[ -f "$dir/disk.img" ]]; then umount "$dir/disk"; fi
     sshd_start "$run" "$name" "$dir"
 }
 
@@ -167,9 +165,11 @@ sshd_start() {
     nsenter --net="/run/netns/$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
         "$HERE/host-init.sh" "$name" "$(host_lower "$labdir")" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
-    local i
-    # Up to 30 s: many hosts starting at once on a busy machine.
-    for i in $(seq 1 600); do
+    local i polls=600
+    # Up to 30 s: many hosts starting at once on a busy machine; 120 s for one that boots systemd first (as
+    # a VM boots: on 2 busy cores, with another suite's cluster beside it, a boot took longer than 30 s).
+    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then polls=2400; fi
+    for i in $(seq 1 "$polls"); do
         if ip netns exec "$(cat "$dir/netns")" bash -c 'exec 3<>/dev/tcp/127.0.0.1/22' 2>/dev/null; then
             exec 7>&-
             return 0
@@ -200,6 +200,7 @@ sshd_kill() {
 
 rekey() {
     local dir="$1"
+    [[ ! -f "$dir/disk.img" ]] || die "rekey: not for a host with a disk of its own"
     rm -f "$dir/upper/etc/ssh/ssh_host_"*
 }
 
@@ -238,6 +239,7 @@ host_down() {
     cgroups_down "$dir"
     if [[ -f "$dir/veth" ]]; then ip link del "$(cat "$dir/veth")" 2>/dev/null || true; fi
     if [[ -f "$dir/mount" ]]; then umount "$(cat "$dir/mount")" 2>/dev/null || true; fi
+    if [[ -f "$dir/disk.img" ]] && mountpoint -q "$dir/disk"; then umount "$dir/disk" 2>/dev/null || true; fi
     # The host's own volume goes with it; cloud volumes only lose their attachment (a deleted VM's volumes
     # become available again).
     if [[ -f "$dir/loop" ]]; then loop_detach "$(cat "$dir/loop")" "$dir/volume.img"; fi
@@ -249,48 +251,6 @@ host_down() {
     done
     rm -rf "$dir"
     : "$run" "$name"
-}
-
-# Cinder volumes. One lock per lab serialises every volume's state and every host's device letters.
-volume_dir() {
-    [[ "$2" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]] || die "invalid volume id: $2"
-    echo "$1/volumes/$2"
-}
-
-volume_lock() {
-    mkdir -p "$1/volumes"
-    exec 9>>"$1/volumes/.lock"
-    flock 9
-}
-
-# The host dir a volume is attached to, empty when it is available (a host that is gone holds nothing).
-volume_host() {
-    local voldir="$1" host
-    host="$(cat "$voldir/attached" 2>/dev/null || true)"
-    if [[ -n "$host" && -f "$host/volumes/${voldir##*/}" ]]; then echo "$host"; fi
-}
-
-volume_create() {
-    local labdir="$1" id="$2" size_mb="$3" voldir
-    voldir="$(volume_dir "$labdir" "$id")"
-    [[ "$size_mb" =~ ^[1-9][0-9]*$ ]] || die "invalid volume size: $size_mb MB"
-    volume_lock "$labdir"
-    mkdir "$voldir" 2>/dev/null || die "volume $id already exists"
-    truncate -s "${size_mb}M" "$voldir/volume.img"
-    losetup -f --show "$voldir/volume.img" >"$voldir/loop.new"
-    mv "$voldir/loop.new" "$voldir/loop"
-}
-
-volume_delete() {
-    local labdir="$1" id="$2" voldir
-    voldir="$(volume_dir "$labdir" "$id")"
-    volume_lock "$labdir"
-    [[ -d "$voldir" ]] || die "Volume $id could not be found."
-    # Cinder's words (cinder/volume/api.py, API.delete).
-    [[ -z "$(volume_host "$voldir")" ]] ||
-        die "Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer."
-    if [[ -f "$voldir/loop" ]]; then loop_detach "$(cat "$voldir/loop")" "$voldir/volume.img"; fi
-    rm -rf "$voldir"
 }
 
 # host_pid HOSTDIR: the PID of the host's first process while the host runs, else nothing.
@@ -320,74 +280,6 @@ in_host() {
     nsenter -t "$pid" -m -u -n -p -r -w -- "$@"
 }
 
-# udev's work for a disk that comes or goes, inside the host: its by-uuid/by-label links (the lab's
-# udevadm stand-in, when the host has it).
-host_udev() {
-    in_host "$1" sh -c '[ ! -x /usr/local/sbin/udevadm ] || /usr/local/sbin/udevadm trigger --action=change --subsystem-match=block'
-}
-
-volume_attach() {
-    local labdir="$1" id="$2" hostdir="$3" voldir device letter used serial record
-    voldir="$(volume_dir "$labdir" "$id")"
-    [[ -f "$hostdir/netns" ]] || die "no lab host in $hostdir"
-    volume_lock "$labdir"
-    [[ -f "$voldir/loop" ]] || die "Volume $id could not be found."
-    if [[ -n "$(volume_host "$voldir")" ]]; then
-        # Nova's words when the volume is in use (cinder reserve: volume status must be available).
-        die "Invalid volume: Volume $id status must be available or downloading to reserve, but the current status is in-use."
-    fi
-    mkdir -p "$hostdir/volumes"
-    # The next free letter after vda (the root disk), as libvirt names the next virtio disk.
-    used=" "
-    if [[ -f "$hostdir/loop" ]]; then used+="vdb "; fi
-    for record in "$hostdir"/volumes/*; do
-        if [[ -f "$record" ]]; then used+="$(head -1 "$record") "; fi
-    done
-    device=""
-    for letter in {b..z}; do
-        if [[ "$used" != *" vd$letter "* ]]; then device="vd$letter"; break; fi
-    done
-    [[ -n "$device" ]] || die "host has no free virtio disk name left"
-    serial="virtio-${id:0:20}"
-    printf '%s\n%s\n' "$device" "$voldir" >"$hostdir/volumes/$id"
-    echo "$hostdir" >"$voldir/attached"
-    if [[ -n "$(host_pid "$hostdir")" ]]; then
-        # shellcheck disable=SC2046 # MAJOR MINOR as two words
-        in_host "$hostdir" mknod -m 0660 "/dev/$device" b $(dev_numbers "$(cat "$voldir/loop")")
-        in_host "$hostdir" mkdir -p /dev/disk/by-id
-        in_host "$hostdir" ln -sfn "../../$device" "/dev/disk/by-id/$serial"
-        host_udev "$hostdir"
-    fi
-    echo "/dev/$device"
-}
-
-volume_detach() {
-    local labdir="$1" id="$2" hostdir="$3" voldir record device
-    voldir="$(volume_dir "$labdir" "$id")"
-    record="$hostdir/volumes/$id"
-    volume_lock "$labdir"
-    [[ -f "$record" ]] || die "Volume $id is not attached to $(basename "$hostdir")"
-    device="$(head -1 "$record")"
-    if [[ -n "$(host_pid "$hostdir")" ]]; then
-        in_host "$hostdir" rm -f "/dev/disk/by-id/virtio-${id:0:20}" "/dev/$device"
-        host_udev "$hostdir"
-    fi
-    rm -f "$record"
-    if [[ "$(cat "$voldir/attached" 2>/dev/null)" == "$hostdir" ]]; then rm -f "$voldir/attached"; fi
-}
-
-# Every volume the lab recorded, by its recorded loop device (after the hosts are down).
-volumes_down() {
-    local labdir="$1" voldir
-    [[ -d "$labdir/volumes" ]] || return 0
-    for voldir in "$labdir"/volumes/*/; do
-        voldir="${voldir%/}"
-        [[ -d "$voldir" ]] || continue
-        if [[ -f "$voldir/loop" ]]; then loop_detach "$(cat "$voldir/loop")" "$voldir/volume.img"; fi
-        rm -rf "$voldir"
-    done
-}
-
 cmd="${1:-}"
 shift || true
 case "$cmd" in
@@ -406,5 +298,7 @@ volume-delete) volume_delete "$@" ;;
 volume-attach) volume_attach "$@" ;;
 volume-detach) volume_detach "$@" ;;
 volumes-down) volumes_down "$@" ;;
+conntrack-hold) conntrack_hold "$@" ;;
+conntrack-release) conntrack_release "$@" ;;
 *) die "usage: see the header of $0" ;;
 esac

@@ -110,6 +110,8 @@ export class Lab {
     readonly descriptorFile: string;
     private readonly hosts = new Map<string, LabHost>();
     private bridge = false;
+    /** Whether this lab holds the machine's conntrack limit at kube-proxy's value (bootSystemd). */
+    private conntrackHeld = false;
     /** Whether this process made the lab (and so takes it down), or only starts hosts in it. */
     private readonly owner: boolean;
 
@@ -155,11 +157,26 @@ export class Lab {
 
     /**
      * Hosts started from now on boot Debian's systemd as PID 1, as a VM boots (sshd one of its units), with no
-     * stand-ins of kubeadm, kubectl, the kubelet or init scripts: for the real ones (lab.sh, "systemd").
+     * stand-ins of kubeadm, kubectl, the kubelet or init scripts: for the real ones (lab.sh, "systemd"). The
+     * machine's conntrack limit is kube-proxy's while the lab runs (conntrack.sh says why).
      */
     async bootSystemd(): Promise<void> {
         await run(SCRIPT, ["systemd-layer"], { maxBuffer: 1 << 20 });
+        await this.bridgeUp(); // a hold is the lab's while its bridge is up
+        await run(SCRIPT, ["conntrack-hold", this.run]);
+        this.conntrackHeld = true;
         fs.writeFileSync(path.join(this.dir, "init"), "systemd\n");
+    }
+
+    private async bridgeUp(): Promise<void> {
+        if (this.bridge) return;
+        await run(SCRIPT, ["bridge-up", this.run, this.subnet]);
+        this.bridge = true;
+    }
+
+    /** Whether the hosts this lab starts boot systemd (bootSystemd). */
+    get bootsSystemd(): boolean {
+        return fs.existsSync(path.join(this.dir, "init"));
     }
 
     /** Builds (once, cached) the Debian rootfs; about a minute the first time. */
@@ -169,10 +186,7 @@ export class Lab {
 
     async start(names: string[], options: { volumeMb?: number } = {}): Promise<LabHost[]> {
         await Lab.rootfs();
-        if (!this.bridge) {
-            await run(SCRIPT, ["bridge-up", this.run, this.subnet]);
-            this.bridge = true;
-        }
+        await this.bridgeUp();
         return Promise.all(names.map((name) => this.startHost(name, options.volumeMb ?? 0, this.allocateIndex(name))));
     }
 
@@ -381,6 +395,14 @@ export class Lab {
             execFileSync(SCRIPT, ["volumes-down", this.dir], { stdio: "ignore" });
         } catch {
             // keep going: the bridge must still go
+        }
+        if (this.conntrackHeld) {
+            try {
+                execFileSync(SCRIPT, ["conntrack-release", this.run], { stdio: "ignore" });
+            } catch {
+                // keep going: the bridge must still go (a hold whose bridge is gone counts no more)
+            }
+            this.conntrackHeld = false;
         }
         if (this.bridge) {
             try {

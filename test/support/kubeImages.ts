@@ -3,58 +3,83 @@
  * `docker save` archive each (ociImage.ts), laid out as their releases' images are:
  *   - kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy: the binary at /usr/local/bin
  *     (kubernetes build/server-image/Dockerfile; kubeadm's manifests name the command, found on PATH);
+ *     kube-proxy's with iptables and conntrack, as its base image (distroless-iptables) has them;
  *   - etcd: /usr/local/bin/etcd and etcdctl (etcd's Dockerfile-release);
  *   - coredns: /coredns, the entrypoint (coredns Dockerfile; its Deployment gives only args);
- *   - pause: /pause, the entrypoint (kubernetes build/pause/Dockerfile).
+ *   - pause: /pause, the entrypoint (kubernetes build/pause/Dockerfile);
+ *   - flannel: /opt/bin/flanneld (the entrypoint) and /opt/bin/install-conf, with iptables (flannel
+ *     images/Dockerfile); flannel-cni-plugin: /flannel, and a `cp` its DaemonSet runs to install it.
+ * iptables and cp are Debian's, from the lab's rootfs (debianFiles.ts), where the releases take Alpine's or
+ * Debian's: iptables in its nf_tables mode, as Debian's iptables is by default on the nodes (the releases'
+ * iptables-wrapper chooses the mode the node's rules are in; that chooser is not built here).
  * Which images, under which names: what the real kubeadm lists for the version (`kubeadm config images list`),
- * and the sandbox image containerd's own default configuration names (`containerd config default` of the
- * lab's rootfs), which the product leaves as containerd has it.
- *
- * Not the real images' other files: kube-proxy's image carries iptables (distroless-iptables) and this one does
- * not, so kube-proxy cannot program Services here.
+ * the sandbox image containerd's own default configuration names (`containerd config default` of the lab's
+ * rootfs), which the product leaves as containerd has it, and the images the cluster's CNI manifest names.
  */
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { Lab } from "../lab/lab";
+import { debianFiles } from "./debianFiles";
 import { dockerArchive, ImageFiles } from "./ociImage";
 import { BuiltTools } from "./tools";
 
 const run = promisify(execFile);
 
+/** Debian's iptables in nf_tables mode under the names its programs are called by (xtables-nft-multi is one
+ * program for all of them), with the extensions it loads. */
+const IPTABLES = Object.fromEntries(
+    ["iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"].map((name) => [`/usr/sbin/${name}`, "/usr/sbin/xtables-nft-multi"]),
+);
+const XTABLES_EXTENSIONS = "/usr/lib/x86_64-linux-gnu/xtables";
+
 /** Each image's files and entrypoint, by the last part of its repository name. */
-function layout(repository: string, bins: Record<string, string>): { files: ImageFiles; entrypoint?: string[] } {
+async function layout(repository: string, bins: Record<string, string>, rootfs: string): Promise<{ files: ImageFiles; entrypoint?: string[] }> {
     const binary = (tool: string, name: string) => ({ content: fs.readFileSync(path.join(bins[tool], name)), mode: 0o755 });
     const name = repository.split("/").pop()!;
     switch (name) {
         case "kube-apiserver":
         case "kube-controller-manager":
         case "kube-scheduler":
-        case "kube-proxy":
             return { files: { [`usr/local/bin/${name}`]: binary("kube", name) } };
+        case "kube-proxy":
+            return { files: { ...(await debianFiles(rootfs, { ...IPTABLES, "/usr/sbin/conntrack": "/usr/sbin/conntrack" }, [XTABLES_EXTENSIONS])), [`usr/local/bin/${name}`]: binary("kube", name) } };
         case "etcd":
             return { files: { "usr/local/bin/etcd": binary("etcd", "etcd"), "usr/local/bin/etcdctl": binary("etcd", "etcdctl") } };
         case "coredns":
             return { files: { coredns: binary("coredns", "coredns") }, entrypoint: ["/coredns"] };
         case "pause":
             return { files: { pause: binary("kube", "pause") }, entrypoint: ["/pause"] };
+        case "flannel":
+            return {
+                files: { ...(await debianFiles(rootfs, IPTABLES, [XTABLES_EXTENSIONS])), "opt/bin/flanneld": binary("cni", "flanneld"), "opt/bin/install-conf": binary("cni", "install-conf") },
+                entrypoint: ["/opt/bin/flanneld"],
+            };
+        case "flannel-cni-plugin":
+            return { files: { ...(await debianFiles(rootfs, { "/bin/cp": "/usr/bin/cp" })), flannel: binary("flannel-cni-plugin", "flannel") } };
         default:
-            throw new Error(`no lab image for ${repository}: the kubeadm of this version runs an image test/support/kubeImages.ts does not know`);
+            throw new Error(`no lab image for ${repository}: the cluster runs an image test/support/kubeImages.ts does not know`);
     }
 }
 
-/** Writes the archives into `dir` (made if missing); returns the image names. */
-export async function kubernetesImages(dir: string, tools: BuiltTools, version: string): Promise<string[]> {
+/** The images a manifest's containers name (its `image:` fields). */
+export function manifestImages(manifest: string): string[] {
+    return [...manifest.matchAll(/^\s*(?:-\s+)?image:\s*["']?([^"'\s]+)["']?\s*$/gm)].map((m) => m[1]);
+}
+
+/** Writes the archives into `dir` (made if missing), with the images `manifests` name besides kubeadm's; returns the image names. */
+export async function kubernetesImages(dir: string, tools: BuiltTools, version: string, manifests: string[] = []): Promise<string[]> {
+    const rootfs = await Lab.rootfs();
     const listed = (await run(path.join(tools.bins.kube, "kubeadm"), ["config", "images", "list", "--kubernetes-version", version])).stdout.split("\n").filter(Boolean);
-    const defaults = (await run("chroot", [await Lab.rootfs(), "containerd", "config", "default"])).stdout;
+    const defaults = (await run("chroot", [rootfs, "containerd", "config", "default"])).stdout;
     const sandbox = /^\s*sandbox_image = "([^"]+)"$/m.exec(defaults)?.[1];
     if (!sandbox) throw new Error("the lab rootfs's containerd names no sandbox_image in its default configuration");
-    const names = [...new Set([...listed, sandbox])];
+    const names = [...new Set([...listed, sandbox, ...manifests.flatMap(manifestImages)])];
     fs.mkdirSync(dir, { recursive: true });
     for (const name of names) {
         const repository = name.slice(0, name.lastIndexOf(":"));
-        dockerArchive(path.join(dir, `${name.replace(/[/:]/g, "_")}.tar`), { repoTag: name, ...layout(repository, tools.bins) });
+        dockerArchive(path.join(dir, `${name.replace(/[/:]/g, "_")}.tar`), { repoTag: name, ...(await layout(repository, tools.bins, rootfs)) });
     }
     return names;
 }

@@ -3,32 +3,44 @@
  * API started for the lab, the stack created with the API's image, flavor and network under the suite's own
  * config, and both stopped with the suite (what the stack printed goes to the suite's secret scan first).
  */
+import * as fs from "node:fs";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { kubernetesImages } from "./kubeImages";
 import { LabSuite } from "./labSuite";
 import { LabOpenStackApi } from "./openstackApi/server";
+import { realKubectl } from "./realKubectl";
 import { RealStack } from "./realStack";
 import { builtTools } from "./tools";
 
-/** What the real-kubelet suites give as their CNI manifest until the lab has a pod network: a ConfigMap. */
-const PLACEHOLDER_CNI = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k8s-vnf-lab-pod-network\n  namespace: kube-system\ndata:\n  cni: none yet\n";
+/**
+ * The pod network the lab's clusters run: flannel's own manifest of the release tools/build.sh built, its CNI
+ * configuration at CNI spec 0.3.1 (as flannel's manifests gave it before 1.0.0): the flannel CNI plugin here is
+ * containernetworking/plugins v0.9.1's (tools/flannel-cni-plugin says why), which speaks the spec up to 0.4.0.
+ */
+export const POD_NETWORK = { manifest: "kube-flannel.yml", podCidr: "10.244.0.0/16", cniVersion: ['"cniVersion": "1.0.0"', '"cniVersion": "0.3.1"'] };
 
 /**
  * Makes the hosts a lab starts from now on Kubernetes nodes as a VM image would have them (the real kubelet,
- * kubeadm and kubectl; containerd preloaded with the images of `version`, made from the real binaries), and
- * serves the placeholder CNI manifest on the lab's bridge address, where the hosts reach it: its URL.
+ * kubeadm and kubectl; the CNI plugins of kubernetes-cni; containerd preloaded with the images of `version`
+ * and of the pod network, made from the real binaries), and serves flannel's manifest on the lab's bridge
+ * address, where the hosts reach it: its URL. The stack's `kubernetes.podCidr` must be POD_NETWORK.podCidr,
+ * the network the manifest gives flannel (its net-conf.json), as flannel's documentation has kubeadm init's.
  */
 export async function kubeletNodes(suite: LabSuite, version: string): Promise<string> {
     const tools = builtTools();
+    const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
+    const [cniVersion, supported] = POD_NETWORK.cniVersion;
+    if (!release.includes(`"Network": "${POD_NETWORK.podCidr}"`) || !release.includes(cniVersion)) throw new Error(`flannel's ${POD_NETWORK.manifest} no longer has ${POD_NETWORK.podCidr} and ${cniVersion}: update POD_NETWORK`);
+    const manifest = release.replace(cniVersion, supported);
     const images = path.join(suite.lab.dir, "images");
-    await kubernetesImages(images, tools, version);
-    suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, images });
-    const manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(PLACEHOLDER_CNI));
+    await kubernetesImages(images, tools, version, [manifest]);
+    suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
+    const manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest));
     await new Promise<void>((resolve) => manifests.listen(0, `${suite.lab.subnet}.1`, resolve));
     suite.onTeardown(() => new Promise<void>((resolve) => manifests.close(() => resolve())));
-    return `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/pod-network.yaml`;
+    return `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/${POD_NETWORK.manifest}`;
 }
 
 export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
@@ -47,4 +59,106 @@ export async function realClusterStack(suite: LabSuite, cluster: string, config:
 export function tokenKubeconfig(vim: { endpoint: string; caCertificate: string }, token: string): string {
     const ca = Buffer.from(vim.caCertificate).toString("base64");
     return `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${vim.endpoint}", certificate-authority-data: ${ca}}\nusers:\n- name: u\n  user: {token: "${token}"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
+}
+
+/** The control plane's static Pods, by their `component` label. */
+export const CONTROL_PLANE = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
+
+/** The real kubectl with the cluster admin's kubeconfig; `input` gives it a standard input too. */
+export interface Kubectl {
+    (...args: string[]): Promise<string>;
+    input(input: string, ...args: string[]): Promise<string>;
+}
+
+/** The real kubectl as the cluster's admin: the stack's kubeconfig, its client key added to `credentials` (what a suite's secret scan looks for). */
+export function adminKubectl(stack: () => RealStack, credentials: string[]): Kubectl {
+    const run = async (input: string | undefined, args: string[]) => {
+        const kubeconfig = await stack().adminKubeconfig();
+        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
+        return realKubectl(kubeconfig, args, input);
+    };
+    return Object.assign((...args: string[]) => run(undefined, args), { input: (input: string, ...args: string[]) => run(input, args) });
+}
+
+/** Runs `check` every 3 s until it returns something other than undefined, or fails with what it last saw after `timeoutMs`. */
+export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    for (;;) {
+        try {
+            const result = await check();
+            if (result !== undefined) return result;
+            last = "not yet";
+        } catch (e) {
+            last = (e as Error).message;
+        }
+        if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${last})`);
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+}
+
+/**
+ * Waits until every Node is Ready under no pressure (disk, memory, PIDs) and every Pod of the pod network,
+ * kube-proxy and CoreDNS is Ready (what the real kubectl lists): the Nodes.
+ */
+export async function clusterReady(kubectl: Kubectl, timeoutMs = 300_000): Promise<any[]> {
+    const ready = (o: any) => o.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True");
+    return eventually("every Node and the cluster's networking Pods Ready", timeoutMs, async () => {
+        const nodes = JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[];
+        const pods = (JSON.parse(await kubectl("get", "pods", "-A", "-o", "json")).items as any[]).filter((p) =>
+            ["app=flannel", "k8s-app=kube-proxy", "k8s-app=kube-dns"].some((l) => Object.entries(p.metadata.labels ?? {}).some(([k, v]) => `${k}=${v}` === l)),
+        );
+        const pressure = (n: any) => (n.status?.conditions ?? []).filter((c: any) => c.type.endsWith("Pressure") && c.status === "True").map((c: any) => c.type);
+        const notReady = [
+            ...nodes.filter((n) => !ready(n) || pressure(n).length).map((n) => `node ${n.metadata.name} ${pressure(n).join(" ")}`.trim()),
+            ...pods.filter((p) => !ready(p)).map((p) => `pod ${p.metadata.namespace}/${p.metadata.name}`),
+        ];
+        if (notReady.length) throw new Error(`not Ready: ${notReady.join(", ")}`);
+        const flannel = pods.filter((p) => p.metadata.labels.app === "flannel").map((p) => p.spec.nodeName);
+        if (nodes.some((n) => !flannel.includes(n.metadata.name))) throw new Error(`flannel runs on ${flannel.join(", ")} only`);
+        return nodes;
+    });
+}
+
+/**
+ * A Pod on `server` and one on `client`, both of etcd's image (its etcd serves; its etcdctl is the client):
+ * the client writes a key through a Service's DNS name (CoreDNS, then kube-proxy's rules, then the pod network
+ * to the other node) and reads it back at the server Pod's own IP. Returns what it read; the Pods and the
+ * Service are gone afterwards.
+ */
+export async function acrossNodes(kubectl: Kubectl, server: string, client: string): Promise<string> {
+    const image = (await kubectl("get", "pods", "-n", "kube-system", "-l", "component=etcd", "-o", "jsonpath={.items[0].spec.containers[0].image}")).trim();
+    const pod = (name: string, node: string) => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "default", labels: { app: name } },
+        spec: {
+            nodeName: node,
+            containers: [
+                {
+                    name: "etcd",
+                    image,
+                    command: ["etcd", "--data-dir=/var/lib/lab-etcd", "--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://$(POD_IP):2379"],
+                    env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+                    readinessProbe: { tcpSocket: { port: 2379 }, periodSeconds: 2 },
+                },
+            ],
+        },
+    });
+    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "lab-server", namespace: "default" }, spec: { selector: { app: "lab-server" }, ports: [{ port: 2379 }] } };
+    const list = { apiVersion: "v1", kind: "List", items: [pod("lab-server", server), pod("lab-client", client), service] };
+    await kubectl.input(JSON.stringify(list), "apply", "-f", "-");
+    try {
+        await eventually("the lab-server and lab-client Pods Ready", 120_000, async () => {
+            const pods = JSON.parse(await kubectl("get", "pods", "lab-server", "lab-client", "-o", "json")).items as any[];
+            if (pods.every((p) => p.status.conditions?.some((c: any) => c.type === "Ready" && c.status === "True"))) return true;
+            throw new Error(pods.map((p) => `${p.metadata.name} ${p.status.phase} ${p.status.message ?? ""}`).join("; "));
+        });
+        const serverIp = (await kubectl("get", "pod", "lab-server", "-o", "jsonpath={.status.podIP}")).trim();
+        const etcdctl = (endpoint: string, ...args: string[]) => kubectl("exec", "lab-client", "--", "etcdctl", `--endpoints=${endpoint}`, "--dial-timeout=5s", ...args);
+        await eventually("a write through the Service's name", 60_000, () => etcdctl("http://lab-server:2379", "put", "lab", `from ${client} to ${server}`));
+        return (await etcdctl(`http://${serverIp}:2379`, "get", "lab", "--print-value-only")).trim();
+    } finally {
+        await kubectl("delete", "pod/lab-server", "pod/lab-client", "service/lab-server", "--ignore-not-found", "--grace-period=1", "--wait=false");
+    }
 }

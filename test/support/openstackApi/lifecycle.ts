@@ -3,7 +3,8 @@
  * compute hosts (server group policies, nova/scheduler/filters/affinity_filter.py), the build (a lab host at its
  * first port's address, its further ports further addresses on eth0, its user data applied as cloud-init
  * would), stop and start (nova/compute/manager.py stop_instance / start_instance: vm_state stopped, power
- * state SHUTDOWN; the lab host's kubelet stopped, then its sshd and everything it runs), and delete (the host
+ * state SHUTDOWN; the lab host's kubelet stopped, then its sshd or systemd and everything it runs; a start boots
+ * it again), and delete (the host
  * stopped, the volumes detached, the ports unbound, the group membership gone). Statuses are the api-ref's
  * (https://docs.openstack.org/api-ref/compute/#servers-servers: BUILD, ACTIVE, SHUTOFF, ERROR, DELETED).
  */
@@ -76,12 +77,14 @@ export class Lifecycle {
         server.task_state = to === "SHUTOFF" ? "powering-off" : "powering-on";
         this.run(server, async () => {
             const name = server.hostName!;
+            // A host that boots systemd stops its kubelet as a unit and boots it again with its other units.
+            const systemd = this.state.lab.bootsSystemd;
             if (to === "SHUTOFF") {
-                await this.state.lab.inside(name, "/etc/init.d/kubelet stop");
+                await this.state.lab.inside(name, systemd ? "systemctl stop kubelet" : "/etc/init.d/kubelet stop");
                 await this.state.lab.killSshd(name);
             } else {
                 await this.state.lab.startSshd(name);
-                await this.state.lab.inside(name, "/etc/init.d/kubelet start");
+                if (!systemd) await this.state.lab.inside(name, "/etc/init.d/kubelet start");
             }
             server.status = to;
             server.task_state = null;

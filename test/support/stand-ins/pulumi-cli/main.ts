@@ -6,7 +6,7 @@
  * stackConfig.ts, passphrase.ts, backend.ts, update.ts, eventLog.ts). It runs non-interactively and keeps
  * no "current stack": every command names its stack. Test knobs: knobs.ts.
  * Previews (`preview`, `destroy --preview-only`) are no longer modelled: the suites that run them use the real
- * CLI (realPulumi, realKubeadm and realLcm .lab.spec.ts); here they fail, saying so.
+ * CLI (realPulumi, realKubelet and realLcm .lab.spec.ts); here they fail, saying so.
  */
 import * as path from "node:path";
 import { DiyBackend } from "./backend";
