@@ -16,8 +16,8 @@ import { exportsFile } from "../components/storagePlan";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
-import { claimFor, realKubectl } from "./support/realKubectl";
-import { realClusterStack } from "./support/realCluster";
+import { claimFor } from "./support/realKubectl";
+import { adminKubectl, realClusterStack } from "./support/realCluster";
 import { PulumiRunError, RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
@@ -44,13 +44,8 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     const listed = async (dir: string) => (await inside(WORKER, `nfs-ls '${nfsUrl(dir)}'`)).split("\n").map((l) => l.split(/\s+/).pop()).filter(Boolean).sort();
     const nonSame = (since: number) => stack.stepsOf(since, /./).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`);
 
-    /** The real kubectl on the test machine with the stack's admin kubeconfig (its client key among the credentials the scan looks for). */
-    const kubectl = async (args: string[], input?: string) => {
-        const kubeconfig = await stack.adminKubeconfig();
-        credentials.push(/client-key-data: (\S+)/.exec(kubeconfig)?.[1] ?? "");
-        return realKubectl(kubeconfig, args, input);
-    };
-    const phases = () => kubectl(["get", "pv", "-o", PV_PHASES]);
+    const kubectl = adminKubectl(() => stack, credentials);
+    const phases = () => kubectl("get", "pv", "-o", PV_PHASES);
 
     skipAfterFirstFailure();
 
@@ -86,7 +81,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
             assert.ok(client.ended! <= member.started, `${role}: the NFS client is installed before the node joins`);
         }
         assert.equal(await phases(), "nfs-pv1 Available\nnfs-pv2 Available\n", "the real PV controller made them Available");
-        const pv1 = JSON.parse(await kubectl(["get", "pv", "nfs-pv1", "-o", "json"]));
+        const pv1 = JSON.parse(await kubectl("get", "pv", "nfs-pv1", "-o", "json"));
         assert.deepEqual(pv1.spec.nfs, { server: storageAddress(), path: "/volume/nfs/pv1" });
         assert.equal(stack.outputsOf(`${CLUSTER}-pv-nfs-pv1`).status.phase, "Available", "the real Kubernetes plugin's await read the phase");
         assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "a second up changes nothing");
@@ -99,8 +94,8 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     });
 
     it("a claim bound by the real PV controller: a heal of the storage server is refused before anything changes, naming the PV", async () => {
-        await kubectl(["create", "-f", "-"], claimFor("nfs-pv2"));
-        await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv2", "--timeout=90s"]);
+        await kubectl.input(claimFor("nfs-pv2"), "create", "-f", "-");
+        await kubectl("wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv2", "--timeout=90s");
         const before = vmId();
         stack.set("heal.nodes.storage", 1);
         const since = stack.steps.length;
@@ -115,9 +110,9 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     });
 
     it("the claim deleted (the PV Released, its data kept): the heal goes on, a new VM on the same port gets the volume back unformatted, the PVs the same objects", async () => {
-        const uids = JSON.parse(await kubectl(["get", "pv", "-o", "json"])).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid);
-        await kubectl(["delete", "pvc", "claim-nfs-pv2", "-n", "default", "--wait"]);
-        await kubectl(["wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv2", "--timeout=90s"]);
+        const uids = JSON.parse(await kubectl("get", "pv", "-o", "json")).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid);
+        await kubectl("delete", "pvc", "claim-nfs-pv2", "-n", "default", "--wait");
+        await kubectl("wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv2", "--timeout=90s");
         const [vm, address] = [vmId(), storageAddress()];
         // `k8s-vnf plan` first (the Automation API against the real CLI): the gate's check, then the NFS server's stop, then the VM goes.
         const text = await stack.plan();
@@ -142,7 +137,7 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         assert.equal(storageAddress(), address, "at the same address");
         assert.equal(formatted(), 1, "the volume was not formatted again");
         for (const i of [1, 2, 3]) assert.equal(await inside(WORKER, `nfs-cat '${nfsUrl(`/volume/nfs/pv1/f${i}`)}'`), `file ${i}\n`);
-        assert.deepEqual(JSON.parse(await kubectl(["get", "pv", "-o", "json"])).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid), uids, "the same PersistentVolumes");
+        assert.deepEqual(JSON.parse(await kubectl("get", "pv", "-o", "json")).items.map((pv: { metadata: { uid: string } }) => pv.metadata.uid), uids, "the same PersistentVolumes");
         assert.equal(await phases(), "nfs-pv1 Available\nnfs-pv2 Released\n");
         assert.deepEqual(Object.keys((await stack.up()).changes), ["same"], "a run after it changes nothing");
     });
@@ -158,8 +153,8 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
     });
 
     it("healWhileInUse, set in the same update as the heal: with a claim bound the heal goes on (the clients wait, as across a reboot); the files are still there", async () => {
-        await kubectl(["create", "-f", "-"], claimFor("nfs-pv1"));
-        await kubectl(["wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv1", "--timeout=90s"]);
+        await kubectl.input(claimFor("nfs-pv1"), "create", "-f", "-");
+        await kubectl("wait", "--for=jsonpath={.status.phase}=Bound", "pv/nfs-pv1", "--timeout=90s");
         const vm = vmId();
         stack.set("storageServer.healWhileInUse", true);
         stack.set("heal.nodes.storage", 2);
@@ -182,8 +177,8 @@ describe("the real Pulumi CLI and plugins: an NFS storage server whose Persisten
         );
         assert.match(error.message, /PersistentVolume nfs-pv1 is Bound/);
         assert.equal(vmId(), vm);
-        await kubectl(["delete", "pvc", "claim-nfs-pv1", "-n", "default", "--wait"]);
-        await kubectl(["wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv1", "--timeout=90s"]);
+        await kubectl("delete", "pvc", "claim-nfs-pv1", "-n", "default", "--wait");
+        await kubectl("wait", "--for=jsonpath={.status.phase}=Released", "pv/nfs-pv1", "--timeout=90s");
         await stack.up();
         assert.notEqual(vmId(), vm, "a VM in the new zone");
         assert.equal(api.servers().find((s) => s.name === STORAGE)!.availabilityZone, "az-2");

@@ -62,16 +62,16 @@ export const API_UNAVAILABLE = apiUnavailable;
 /** kubectl with the node's admin kubeconfig, tried again while the API server is unavailable (API_UNAVAILABLE). */
 export async function kubectl(s: SshSession, args: string[], options: { allowFailure?: boolean; quiet?: boolean; timeoutMs?: number } = {}): Promise<ExecResult> {
     const deadline = Date.now() + apiUnavailable.waitMs;
+    const worthAnotherTry = async (said: string) => apiUnavailable.pattern.test(said) && Date.now() <= deadline && (await isControlPlane(s));
     for (;;) {
         let said: string;
         try {
             const result = await s.exec(sh`kubectl --kubeconfig ${ADMIN_KUBECONFIG} ${args}`, { sudo: true, ...options });
-            if (result.code === 0) return result;
+            if (result.code === 0 || !(await worthAnotherTry(result.stderr))) return result;
             said = result.stderr;
-            if (!apiUnavailable.pattern.test(said) || Date.now() > deadline || !(await isControlPlane(s))) return result;
         } catch (e) {
             // The classes are rewritten in the provider's serialized code: the name tells a command's exit.
-            if ((e as Error).name !== "RemoteCommandError" || !apiUnavailable.pattern.test((e as Error).message) || Date.now() > deadline || !(await isControlPlane(s))) throw e;
+            if ((e as Error).name !== "RemoteCommandError" || !(await worthAnotherTry((e as Error).message))) throw e;
             said = (e as Error).message;
         }
         console.log(`kubectl ${args[0]}: the API server is unavailable (${said.trim().split("\n").pop()}); trying again`);
