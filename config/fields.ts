@@ -128,6 +128,20 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
 const IMAGE_REFERENCE_RE = new RegExp(`^${PATH_COMPONENT}(?:/${PATH_COMPONENT})*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`);
 
+const PATH_COMPONENT_RE = new RegExp(`^${PATH_COMPONENT}$`);
+
+/**
+ * Where kubeadm's images are pulled from, as kubeadm's `imageRepository` takes it: a registry's `host[:port]`
+ * and an optional path (`registry.example:5000/k8s`), no scheme, no tag.
+ */
+export const imageRepository = z
+    .string()
+    .max(255)
+    .refine((v) => {
+        const [registry, ...path] = v.split("/");
+        return parseEndpoint(registry) !== undefined && !/\[|:.*:/.test(registry) && path.every((c) => PATH_COMPONENT_RE.test(c));
+    }, "must be a registry host[:port] with an optional path, e.g. registry.example:5000/k8s (no scheme, no tag)");
+
 /** `repository:tag` inside a registry (no registry host: the image goes to this VNF's registry). */
 export const imageReference = z
     .string()

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import {
-    cidr, endpoint, hostOrIp, identifier, imageReference, ipAddress, kubernetesApiUrl, kubernetesLabelName, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
+    cidr, endpoint, hostOrIp, identifier, imageReference, imageRepository, ipAddress, kubernetesApiUrl, kubernetesLabelName, kubernetesVersion, openstackRef, packagePath, port, proxyUrl, remotePath, secretText, username,
 } from "./fields";
 
 /** Where one VM goes and how it is reached. Fields left out fall back to the top-level `image`, `flavor`, `network`. */
@@ -90,6 +90,13 @@ export const KubernetesSchema = z
         version: kubernetesVersion.default("1.31.4"),
         /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works). */
         packageRepository: proxyUrl.default("https://pkgs.k8s.io/core:/stable:"),
+        /**
+         * Registry (and path) the control-plane, etcd, CoreDNS and pause images are pulled from instead of
+         * registry.k8s.io, e.g. a private registry of an air-gapped site (kubeadm's `imageRepository`; containerd's
+         * sandbox image comes from it too). Reached through `privateRegistries` when it needs TLS or a login.
+         * Fixed for a running cluster: a change takes an entire-cluster heal.
+         */
+        imageRepository: imageRepository.optional(),
         /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master). */
         cniManifest: z
             .string()

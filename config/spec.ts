@@ -147,7 +147,7 @@ export interface ClusterSpec {
     ha: boolean;
     masters: NodeGroupSpec;
     workers: NodeGroupSpec;
-    kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string; cniManifest: string; drainTimeout: number };
+    kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string; imageRepository?: string; cniManifest: string; drainTimeout: number };
     /** Heal generations: raising one replaces the VMs it covers. */
     heal: { generation: number; nodes: Record<string, number> };
     /** The VNF's operational state: its VMs' power, and whether its nodes are drained. */

@@ -412,6 +412,18 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         for (const w of graph.ofType(T.worker)) assert.deepEqual(dependencyNames(w), ["complex-kubeadm-pod-network"], w.name);
     });
 
+    it("kubernetes.imageRepository reaches the init (kubeadm's imageRepository) and every node's preparation (its sandbox image); left out, neither has one", async () => {
+        const mirror = "registry.example:5000/k8s";
+        const { graph } = await build("complex", (raw) => (raw.kubernetes = { ...raw.kubernetes, imageRepository: mirror }));
+        assert.equal(graph.named("complex-kubeadm-init").inputs.imageRepository, mirror);
+        const nodes = graph.ofType(T.node);
+        assert.equal(nodes.length, 5);
+        for (const node of nodes) assert.equal(node.inputs.imageRepository, mirror, node.name);
+        const plain = (await build("complex")).graph;
+        assert.equal(plain.named("complex-kubeadm-init").inputs.imageRepository, undefined);
+        for (const node of plain.ofType(T.node)) assert.equal(node.inputs.imageRepository, undefined, node.name);
+    });
+
     it("values a step computes reach its dependents and the stack outputs (the SDK makes Outputs only for registered keys)", async () => {
         const caCertHash = `sha256:${"ab".repeat(32)}`;
         const { graph, outputs } = await build("complex", undefined, { [T.init]: { ...INIT_OUTPUTS, caCertHash } });

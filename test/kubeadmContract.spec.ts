@@ -121,6 +121,22 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
         assert.deepEqual((await host.check(olds, { ...olds, kubernetesVersion: "1.32.0", clusterGeneration: 1 })).failures, []);
     });
 
+    it("init: a new image repository is refused at check unless the cluster is re-created; nodes take it (their sandbox image)", async () => {
+        const host = hosts.get("init")!;
+        const olds = { connection, providerVersion: "2", ...INIT };
+        const mirror = "registry.example:5000/k8s";
+        for (const [from, to] of [[undefined, mirror], [mirror, undefined], [mirror, `${mirror}2`]]) {
+            const refused = (await host.check({ ...olds, imageRepository: from }, { ...olds, imageRepository: to })).failures;
+            assert.deepEqual(refused.map((f) => f.property), ["imageRepository"], `${from} → ${to}`);
+            assert.match(refused[0].reason, /^kubernetes\.imageRepository changed from .* to .*: a running cluster's control plane keeps the images it was made with, and nothing was changed\. .*heal the entire cluster \(heal\.generation\)/);
+        }
+        assert.deepEqual((await host.check(olds, { ...olds, imageRepository: mirror, clusterGeneration: 1 })).failures, [], "a new cluster takes it");
+        assert.deepEqual((await host.check(olds, { ...olds, imageRepository: "https://x/" })).failures.map((f) => f.property), ["imageRepository"], "not a repository");
+        const node = hosts.get("node")!;
+        const nodeOlds = { connection, providerVersion: "1", ...STEPS.node.inputs };
+        assert.deepEqual((await node.check(nodeOlds, { ...nodeOlds, imageRepository: mirror })).failures, [], "a node's is an update");
+    });
+
     it("init: the masters must be listed, the first master first", async () => {
         const host = hosts.get("init")!;
         const news = { connection, providerVersion: "2", ...INIT };

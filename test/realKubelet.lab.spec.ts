@@ -93,7 +93,10 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             assert.equal(await inside(host, "systemctl is-active containerd kubelet"), "active\nactive\n");
             assert.match(await inside(host, "cat /etc/containerd/config.toml"), /^\s*SystemdCgroup = true$/m, "the program's containerd configuration");
             assert.match(await inside(host, "cat /var/lib/kubelet/config.yaml"), /^cgroupDriver: systemd$/m, "kubeadm's kubelet configuration");
+            assert.match(await inside(host, "containerd config dump"), /^\s*sandbox_image = "registry\.k8s\.io\/pause:3\.10"$/m, "the sandbox image kubeadm lists, not containerd's default pause:3.6");
         }
+        assert.ok(stack.output.some((l) => l.includes("[WorkerMember ") && l.includes("[preflight] Running pre-flight checks")), "the worker's join prints its preflight");
+        assert.deepEqual(stack.output.filter((l) => /inconsistent with that used by kubeadm/.test(l)), [], "no preflight warning of another sandbox image");
         const listed = await nodes();
         assert.deepEqual(listed.map((n) => [n.metadata.name, n.status.nodeInfo.kubeletVersion, n.status.nodeInfo.containerRuntimeVersion]).sort(), [
             [MASTER, VERSION, "containerd://1.6.20"],

@@ -1,10 +1,12 @@
 /**
- * The HA flavour (complex: 3 masters behind a VIP, 1 worker) run by the real Pulumi CLI, engine and plugins on lab
- * hosts that boot systemd, with the real kubelet, kubeadm, kubectl, etcd and control plane (see
- * realKubelet.lab.spec.ts for the hosts, and what differs from a VM): the masters join the control plane one
- * at a time through the VIP, which keepalived holds on one master and HAProxy spreads over every API server;
- * a master's heal takes its etcd member out through a peer (etcdctl in the peer's etcd Pod) before its VM goes,
- * and the new VM joins again. The pod network is flannel's (realKubelet.lab.spec.ts): every Node Ready.
+ * The HA flavour with server groups (podaffinity: 3 masters behind a VIP and 1 worker, each kind in a Nova
+ * anti-affinity server group) run by the real Pulumi CLI, engine and plugins on lab hosts that boot systemd,
+ * with the real kubelet, kubeadm, kubectl, etcd and control plane (see realKubelet.lab.spec.ts for the hosts,
+ * and what differs from a VM): the masters join the control plane one at a time through the VIP, which
+ * keepalived holds on one master and HAProxy spreads over every API server; a master's heal takes its etcd
+ * member out through a peer (etcdctl in the peer's etcd Pod) before its VM goes, and the new VM joins again,
+ * master-0 (the one `kubeadm init` ran on) included, without the cluster being made anew. The pod network is
+ * flannel's (realKubelet.lab.spec.ts): every Node Ready.
  */
 import { strict as assert } from "node:assert";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
@@ -29,6 +31,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
 
     const kubectl = adminKubectl(() => stack, credentials);
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
+    const address = (server: string) => api.servers().find((s) => s.name === server)!.address;
     /** etcd's members as the etcd Pod of `via` lists them (etcdctl with the Pod's own client certificate). */
     const etcdMembers = async (via: string) => {
         const tls = ["--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
@@ -41,6 +44,33 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
             .map((p) => `${p.metadata.labels.component} ${p.spec.nodeName}`)
             .sort();
     const everyControlPlane = () => MASTERS.flatMap((m) => CONTROL_PLANE.map((c) => `${c} ${m}`)).sort();
+    /**
+     * Heals `node` while the real kubectl reads a ConfigMap through the VIP every 2 s: how many reads were
+     * answered and how many refused while the update ran.
+     */
+    const healWhileReading = async (node: string) => {
+        stack.set(`heal.nodes.${node}`, 1);
+        const up = stack.up();
+        const seen = { answered: 0, refused: 0 };
+        let done = false;
+        void up.finally(() => (done = true)).catch(() => undefined);
+        while (!done) {
+            await kubectl("get", "configmap", "kept", "-n", "default").then(
+                () => seen.answered++,
+                () => seen.refused++,
+            );
+            await new Promise((r) => setTimeout(r, 2_000));
+        }
+        await up;
+        return seen;
+    };
+    /** The cluster after a master's heal: three etcd members, the control plane on every master, every Node Ready, the ConfigMap kept. */
+    const wholeAgain = async () => {
+        assert.deepEqual(await etcdMembers(MASTERS[1]), MASTERS, "every master an etcd member again");
+        assert.deepEqual(await controlPlanePods(), everyControlPlane());
+        assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [...MASTERS, WORKER], "every Node Ready again");
+        assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heals", "etcd kept its data");
+    };
 
     skipAfterFirstFailure();
 
@@ -49,10 +79,10 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         this.timeout(300_000);
         const cniManifest = await kubeletNodes(suite, VERSION);
         ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
-            flavour: "complex",
+            flavour: "podaffinity",
             controlPlane: { vip: vip() },
             masters: { count: 3, password: suite.lab.password },
-            workers: { count: 1, maxCount: 3, password: suite.lab.password },
+            workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
             kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30 },
         })));
     });
@@ -71,29 +101,48 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         }
         const holders = (await Promise.all(MASTERS.map(async (m) => ((await inside(m, "ip -o -4 addr show")).includes(` ${vip()}/`) ? m : "")))).filter(Boolean);
         assert.equal(holders.length, 1, `the VIP on exactly one master: ${holders.join(", ")}`);
+        const hosts = await inside(WORKER, "cat /etc/hosts");
+        const block = hosts.slice(hosts.indexOf("# BEGIN k8s-vnf"), hosts.indexOf("# END k8s-vnf")).trim().split("\n").slice(1);
+        assert.deepEqual(block, [WORKER, ...MASTERS].map((n) => `${address(n)} ${n}`), "the worker's /etc/hosts: itself and every master, once");
+    });
+
+    it("podaffinity: the masters on three compute hosts (their anti-affinity server group); the worker labelled with its compute host and zone, the masters with neither", async () => {
+        const placed = new Map(api.servers().map((s) => [s.name, s.computeHost]));
+        assert.equal(new Set(MASTERS.map((m) => placed.get(m))).size, 3, `one master per compute host: ${MASTERS.map((m) => placed.get(m)).join(", ")}`);
+        const labels = new Map((JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[]).map((n) => [n.metadata.name, n.metadata.labels]));
+        assert.equal(labels.get(WORKER)["CIS-node"], placed.get(WORKER), "the worker's compute host, as Nova reports it");
+        assert.equal(labels.get(WORKER)["topology.kubernetes.io/zone"], "nova");
+        for (const m of MASTERS) assert.equal(labels.get(m)["CIS-node"], undefined, m);
     });
 
     it("heal master-1: its Node and etcd member taken out through a peer before its VM goes; the new VM joins the control plane again; the API answers through the VIP throughout", async () => {
-        await kubectl("create", "configmap", "kept", "-n", "default", "--from-literal=written=before the heal");
-        stack.set("heal.nodes.master-1", 1);
-        const up = stack.up();
-        let answered = 0;
-        let refused = 0;
-        let done = false;
-        void up.finally(() => (done = true)).catch(() => undefined);
-        while (!done) {
-            await kubectl("get", "configmap", "kept", "-n", "default").then(
-                () => answered++,
-                () => refused++,
-            );
-            await new Promise((r) => setTimeout(r, 2_000));
-        }
-        await up;
+        await kubectl("create", "configmap", "kept", "-n", "default", "--from-literal=written=before the heals");
+        const since = stack.steps.length;
+        const { answered, refused } = await healWhileReading("master-1");
         assert.ok(answered > 0 && refused <= 2, `the API through the VIP during the heal: ${answered} answers, ${refused} refusals`);
-        assert.deepEqual(await etcdMembers(MASTERS[0]), MASTERS, "master-1 is an etcd member again");
-        assert.deepEqual(await controlPlanePods(), everyControlPlane());
-        assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [...MASTERS, WORKER], "every Node Ready again");
-        assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heal", "etcd kept its data");
+        const order = stack.stepsOf(since, /master-1/).filter((s) => s.op !== "same" && s.op !== "update");
+        const at = (op: string, name: string) => order.findIndex((s) => s.op === op && s.name === name);
+        const [member, vm] = [`${CLUSTER}-kubeadm-master-1-member`, `${MASTERS[1]}-vm`];
+        assert.ok(at("delete-replaced", member) >= 0 && at("delete-replaced", member) < at("delete-replaced", vm), `the membership goes before the VM: ${order.map((s) => `${s.op} ${s.name}`).join("; ")}`);
+        assert.ok(at("create-replacement", vm) < at("create-replacement", member), "the new VM joins after it is made");
+        assert.ok(stack.output.some((l) => l.includes(`[ControlPlaneMember ${MASTERS[1]}] etcd member removed (via `)), "its etcd member removed through a peer");
+        await wholeAgain();
+    });
+
+    it("heal master-0, where kubeadm init ran: it leaves through a peer and joins the control plane again through the VIP; the cluster is not made anew; the API answers through the VIP, which keepalived moves to another master while master-0 is away", async () => {
+        const { caCertificate } = stack.outputs().vim as { caCertificate: string };
+        const before = api.servers().find((s) => s.name === MASTERS[0])!.id;
+        const since = stack.steps.length;
+        const { answered, refused } = await healWhileReading("master-0");
+        assert.notEqual(api.servers().find((s) => s.name === MASTERS[0])!.id, before, "a new VM");
+        const init = stack.stepsOf(since, new RegExp(`^${CLUSTER}-kubeadm-init$`)).map((s) => s.op);
+        assert.deepEqual(init.filter((op) => op !== "same" && op !== "update"), [], `the init is kept (its masters' host keys updated), never run again: ${init.join(", ")}`);
+        assert.equal((stack.outputs().vim as { caCertificate: string }).caCertificate, caCertificate, "the same cluster CA");
+        assert.ok(answered > 0 && refused <= 5, `the API through the VIP during the heal (keepalived moves the VIP within a few adverts): ${answered} answers, ${refused} refusals`);
+        await wholeAgain();
+        const labels = JSON.parse(await kubectl("get", "node", MASTERS[0], "-o", "json")).metadata.labels;
+        assert.ok("node-role.kubernetes.io/control-plane" in labels, "a control-plane node again");
+        await stack.preview(["--expect-no-changes"]);
     });
 
     it("destroy: every resource deleted, no lab host left", async () => {

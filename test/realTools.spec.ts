@@ -132,9 +132,31 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
         try {
             const credentials = { token: "abcdef.0123456789abcdef", caCertHash: `sha256:${"c".repeat(64)}`, certificateKey: "d".repeat(64) };
             assert.match(validate(initConfiguration({ ...INIT_SETTINGS, certSans: ["10.0.0.100"] })), /^ok$/m);
+            assert.match(validate(initConfiguration({ ...INIT_SETTINGS, imageRepository: "registry.example:5000/k8s" })), /^ok$/m);
             assert.match(validate(joinConfiguration({ nodeName: "w-0", endpoint: INIT_SETTINGS.endpoint }, credentials)), /^ok$/m);
             assert.match(validate(joinConfiguration({ nodeName: "m-1", endpoint: INIT_SETTINGS.endpoint, controlPlane: { address: "10.0.0.6", apiServerPort: 6443 } }, credentials)), /^ok$/m);
             assert.throws(() => validate(initConfiguration(INIT_SETTINGS).replace("kubernetesAPICall", "kubernetesAPICal")), /unknown field "timeouts.kubernetesAPICal"/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it("the lab's kubeadm stand-in lists the images the real kubeadm lists (the pause image node preparation gives containerd), for the default repository and another", () => {
+        const kubeadm = path.join(builtTools().bins.kube, "kubeadm");
+        const standIn = path.join(PROJECT_DIR, "test/lab/stand-ins/bin/kubeadm");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-kubeadm-standin-"));
+        // The stand-in's libraries are installed on lab hosts only: here, from the tree, its state in `dir`.
+        const lib = path.join(PROJECT_DIR, "test/lab/stand-ins");
+        fs.writeFileSync(path.join(dir, "common.sh"), fs.readFileSync(path.join(lib, "common.sh"), "utf8").replace(/^STATE=.*$/m, `STATE=${dir}/state`));
+        const sources: Record<string, string> = { "common.sh": path.join(dir, "common.sh"), "static-pods.sh": path.join(lib, "lib/static-pods.sh") };
+        const script = fs.readFileSync(standIn, "utf8").replace(/^source \/usr\/local\/lib\/k8s-standin\/(\S+)$/gm, (_l, file: string) => `source ${sources[file]}`);
+        try {
+            for (const repository of [[], ["--image-repository", "registry.example:5000/k8s"]]) {
+                const args = ["config", "images", "list", "--kubernetes-version", INIT_SETTINGS.kubernetesVersion.replace(/^/, "v"), ...repository];
+                const real = execFileSync(kubeadm, args, { encoding: "utf8" });
+                const modelled = execFileSync("bash", ["-c", script, "kubeadm", ...args], { encoding: "utf8" });
+                assert.equal(modelled, real, args.join(" "));
+            }
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

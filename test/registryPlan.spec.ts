@@ -10,11 +10,12 @@ import { dockerArchive, ociArchive } from "./support/ociImage";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
-/** nodePrep.sh's containerd filter, run here on a configuration text: [exit status, output]. */
-function withHostsDir(config: string): [number, string] {
-    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh").text, "nodePrep.sh", "registry-hosts-dir"], { input: config, encoding: "utf8" });
+/** One of nodePrep.sh's containerd filters, run here on a configuration text: [exit status, output]. */
+function filtered(config: string, ...action: string[]): [number, string] {
+    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh").text, "nodePrep.sh", ...action], { input: config, encoding: "utf8" });
     return [r.status ?? -1, r.stdout];
 }
+const withHostsDir = (config: string) => filtered(config, "registry-hosts-dir");
 
 // The registry sections of `containerd config default`, as each version prints them (docs/cri/config.md at
 // v1.7.0 and v2.1.0; internal/cri/config/config_unix.go at v2.2.0 for its new default).
@@ -86,6 +87,17 @@ describe("registry plan: what the registry VNF and the nodes' connections write"
             assert.equal(out.replace(/config_path = .*/g, ""), config.replace(/config_path = .*/g, ""), `${name}: the rest as it was`);
         }
         assert.equal(withHostsDir('version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.mirrors]\n')[0], 3, "no config_path to set: refused");
+    });
+
+    it("node preparation gives containerd 1.x and 2.x the pause image kubeadm lists as its sandbox image, nothing else", () => {
+        // `containerd config default` of Debian's 1.6.20 (the CRI plugin's sandbox_image) and of 2.1 (the images plugin's pinned_images).
+        const v2 = 'version = 2\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n    sandbox_image = "registry.k8s.io/pause:3.6"\n    [plugins."io.containerd.grpc.v1.cri".registry]\n      config_path = ""\n';
+        const v3 = "version = 3\n[plugins]\n  [plugins.'io.containerd.cri.v1.images']\n    snapshotter = 'overlayfs'\n\n    [plugins.'io.containerd.cri.v1.images'.pinned_images]\n      sandbox = 'registry.k8s.io/pause:3.10'\n";
+        const image = "registry.example:5000/k8s/pause:3.10";
+        assert.deepEqual(filtered(v2, "sandbox-image", image), [0, v2.replace("registry.k8s.io/pause:3.6", image)]);
+        assert.deepEqual(filtered(v3, "sandbox-image", image), [0, v3.replace("registry.k8s.io/pause:3.10", image)]);
+        assert.equal(filtered(v2.replace("sandbox_image", "# sandbox_image"), "sandbox-image", image)[0], 3, "no sandbox image to set: refused");
+        assert.equal(filtered('version = 2\n[plugins."io.containerd.grpc.v1.cri".registry]\n  sandbox_image = "x"\n', "sandbox-image", image)[0], 3, "only the CRI plugin's own setting");
     });
 
     it("image archives are told apart by their tar headers: docker save's, an OCI layout's, or refused", () => {

@@ -63,6 +63,8 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a heal key that names no node", () => ({ config: edit(base.config, "heal", () => ({ nodes: { "storage-0": 1 } })) }), "heal.nodes.storage-0"],
         ["a CNI manifest that is neither a URL nor a path", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "calico.yaml; reboot" })) }), "kubernetes.cniManifest"],
         ["a CNI manifest URL with credentials (kubectl's command line would show them)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "https://user:pw@mirror.example/calico.yaml" })) }), "kubernetes.cniManifest"],
+        ["an image repository with a scheme", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, imageRepository: "https://registry.example/k8s" })) }), "kubernetes.imageRepository"],
+        ["an image repository with shell in it", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, imageRepository: "registry.example/k8s;reboot" })) }), "kubernetes.imageRepository"],
         ["a drain timeout of zero", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, drainTimeout: 0 })) }), "kubernetes.drainTimeout"],
         ["a Kubernetes version that is not one", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "latest" })) }), "kubernetes.version"],
         ["a Kubernetes version older than kubeadm's v1beta4 configuration (1.31)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "1.30.8" })) }), "kubernetes.version"],

@@ -30,6 +30,11 @@ export function isCaCertHash(value: unknown): value is string {
     return typeof value === "string" && CA_CERT_HASH_RE.test(value);
 }
 
+/** Whether `value` is an image repository as kubeadm takes it: a registry's host[:port] and an optional path. */
+export function isImageRepository(value: unknown): value is string {
+    return typeof value === "string" && /^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/.test(value);
+}
+
 /** Whether `value` lists control-plane nodes, each as {name, connection}. */
 export function listsControlPlanes(value: unknown): value is ControlPlaneRef[] {
     return Array.isArray(value) && value.every((c) => typeof c?.name === "string" && !!c.connection);
@@ -252,6 +257,8 @@ export interface InitSettings {
     podCidr: string;
     serviceCidr: string;
     kubernetesVersion: string;
+    /** Where the control-plane, etcd, CoreDNS and pause images come from, when not registry.k8s.io. */
+    imageRepository?: string;
     /** Extra names of the API server certificate (the VIP, floating IPs). */
     certSans?: string[];
 }
@@ -277,6 +284,7 @@ export function initConfiguration(c: InitSettings): string {
         "apiVersion: kubeadm.k8s.io/v1beta4",
         "kind: ClusterConfiguration",
         `kubernetesVersion: v${c.kubernetesVersion}`,
+        ...(c.imageRepository ? [`imageRepository: ${c.imageRepository}`] : []),
         `controlPlaneEndpoint: ${c.endpoint}`,
         "networking:",
         `  podSubnet: ${c.podCidr}`,

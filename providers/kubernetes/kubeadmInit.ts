@@ -6,7 +6,8 @@
  *
  * The cluster outlives its first VM (an HA heal of master-0 keeps it), so the step has no session of its
  * own: it reaches the masters through `controlPlanes`, each pinned to the host key its KubernetesNode saw
- * last, so a healed master-0 is reached by its new key. Its Kubernetes version is fixed (versionPin.ts).
+ * last, so a healed master-0 is reached by its new key. Its Kubernetes version and image repository are
+ * fixed (versionPin.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { StepPlan } from "../remoteActions";
@@ -14,8 +15,8 @@ import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
-import { clusterCaCertHash, ControlPlaneRef, initConfiguration, InitSettings, joinCredentials, kubeadmInit, listsControlPlanes, nodeStatus, resetIfReachable } from "./kubeadm";
-import { versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
+import { clusterCaCertHash, ControlPlaneRef, initConfiguration, InitSettings, isImageRepository, joinCredentials, kubeadmInit, listsControlPlanes, nodeStatus, resetIfReachable } from "./kubeadm";
+import { imageRepositoryChangeRefusal, versionChangeRefusal, VersionPinnedProvider } from "./versionPin";
 
 interface KubeadmInitInputs extends InitSettings {
     [key: string]: unknown;
@@ -55,6 +56,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
         if (typeof i.endpoint !== "string" || !/^[0-9a-zA-Z.:-]+:\d+$/.test(i.endpoint)) failures.push({ property: "endpoint", reason: "must be host:port" });
         for (const key of ["podCidr", "serviceCidr"] as const) if (typeof i[key] !== "string" || !CIDR_RE.test(i[key] as string)) failures.push({ property: key, reason: "must be a CIDR" });
         if (i.certSans !== undefined && (!Array.isArray(i.certSans) || i.certSans.some((n) => typeof n !== "string" || !/^[0-9A-Za-z.:-]+$/.test(n)))) failures.push({ property: "certSans", reason: "must list IP addresses or DNS names" });
+        if (i.imageRepository !== undefined && !isImageRepository(i.imageRepository)) failures.push({ property: "imageRepository", reason: "must be a registry host[:port] with an optional path" });
         if (!Number.isInteger(i.clusterGeneration) || (i.clusterGeneration as number) < 0) failures.push({ property: "clusterGeneration", reason: "must be a whole number ≥ 0" });
         const cps = i.controlPlanes;
         if (!listsControlPlanes(cps) || cps.length === 0 || (i.nodeName !== undefined && cps[0].name !== i.nodeName)) {
@@ -75,6 +77,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     async update(_s, olds, news) {
         // Check refuses this first (versionPin.ts); kept for a check that was skipped.
         if (olds.kubernetesVersion !== news.kubernetesVersion) throw new Error(versionChangeRefusal(olds.kubernetesVersion, news.kubernetesVersion));
+        if (olds.imageRepository !== news.imageRepository) throw new Error(imageRepositoryChangeRefusal(olds.imageRepository, news.imageRepository));
         // Nothing else to do on the cluster: a master's new host key (a healed master) is only how it is reached.
         if (JSON.stringify(olds.certSans ?? []) !== JSON.stringify(news.certSans ?? [])) {
             console.log(`[KubeadmInit ${news.nodeName}] the API server certificate keeps the names it was made with; new names (${(news.certSans ?? []).join(", ") || "none"}) take a certificate renewal (kubeadm init phase certs apiserver) on each master`);
@@ -95,7 +98,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     },
 };
 
-export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep);
+export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep, true);
 
 export interface KubeadmInitArgs {
     /** The first master's login: identifies the step (it works through `controlPlanes`). */
@@ -114,6 +117,8 @@ export interface KubeadmInitArgs {
     serviceCidr: pulumi.Input<string>;
     /** Kubernetes version (must match the installed kubeadm). */
     kubernetesVersion: pulumi.Input<string>;
+    /** Registry (and path) of the control-plane, etcd, CoreDNS and pause images; left out, registry.k8s.io. */
+    imageRepository?: pulumi.Input<string>;
     /** Entire-cluster heal generation. */
     clusterGeneration: pulumi.Input<number>;
     /** Extra names of the API server certificate (the VIP, the masters' floating IPs). */
@@ -127,7 +132,7 @@ const kubeadmInitPlan: StepPlan<KubeadmInitArgs> = (a, node) => [
         when: ["create"],
         action: `kubeadm init on ${node} with the rendered InitConfiguration and ClusterConfiguration, certificates uploaded`,
         rendered: pulumi
-            .all({ nodeName: a.nodeName, address: a.address, apiServerPort: a.apiServerPort, endpoint: a.endpoint, podCidr: a.podCidr, serviceCidr: a.serviceCidr, kubernetesVersion: a.kubernetesVersion, certSans: a.certSans })
+            .all({ nodeName: a.nodeName, address: a.address, apiServerPort: a.apiServerPort, endpoint: a.endpoint, podCidr: a.podCidr, serviceCidr: a.serviceCidr, kubernetesVersion: a.kubernetesVersion, imageRepository: a.imageRepository, certSans: a.certSans })
             .apply((settings) => initConfiguration(settings as unknown as InitSettings)),
     },
     { when: ["delete"], action: `kubeadm reset ${node} when it is still the same machine`, rendered: { nodeName: a.nodeName } },

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Prepares a Kubernetes node (sent after lib.sh): hostname, /etc/hosts entries, swap, kernel modules and
-# sysctls, proxy settings for apt, containerd and kubelet, containerd with the systemd cgroup driver, and
-# kubelet/kubeadm/kubectl at one pinned version. Every part checks before it changes; safe to run twice.
+# sysctls, proxy settings for apt, containerd and kubelet, containerd with the systemd cgroup driver and
+# kubeadm's sandbox image, and kubelet/kubeadm/kubectl at one pinned version. Every part checks before it
+# changes; safe to run twice.
 #
-#   nodePrep.sh apply  NAME VERSION REPOSITORY [IP HOSTNAME]...
+#   nodePrep.sh apply  NAME VERSION REPOSITORY IMAGE_REPOSITORY [IP HOSTNAME]...
+#                      IMAGE_REPOSITORY: where kubeadm's images come from ("" for kubeadm's default)
 #                      with http_proxy, https_proxy and no_proxy exported ahead of the script (a proxy URL
 #                      may hold a password: it never goes on a command line)
 #   nodePrep.sh report             print what a refresh compares: hostname, versions, hosts entries
 #   nodePrep.sh registry-hosts-dir a containerd configuration on stdin, with config_path set, on stdout
+#   nodePrep.sh sandbox-image IMAGE  a containerd configuration on stdin, its sandbox image IMAGE, on stdout
 action="$1"
 shift
 
@@ -137,15 +140,41 @@ set_registry_hosts_dir() {
         END { if (!found) exit 3 }'
 }
 
+# The pause image kubeadm runs the cluster with, for VERSION and IMAGE_REPOSITORY (kubeadm's default when
+# empty): what `kubeadm config images list` prints, which goes nowhere online when given the version. kubeadm's
+# preflight warns when the runtime's sandbox image is another (cmd/kubeadm/app/preflight/checks.go,
+# ImagePullCheck), and an air-gapped node finds no other in its image repository.
+kubeadm_pause_image() {
+    local version="$1" image_repository="$2"
+    local flags=(--kubernetes-version "v$version")
+    [[ -z "$image_repository" ]] || flags+=(--image-repository "$image_repository")
+    kubeadm config images list "${flags[@]}" | awk '$1 ~ /\/pause:/ { print $1; exit }'
+}
+
+# containerd's sandbox image: sandbox_image of the CRI plugin in configuration version 2 (containerd 1.x),
+# sandbox of the CRI images plugin's pinned_images in version 3 (2.x) (docs/cri/config.md). Filters a
+# configuration on stdin; exits 3 when it has neither.
+set_sandbox_image() {
+    awk -v image="$1" '
+        /^[[:space:]]*\[/ { section = $0; sub(/[[:space:]]+$/, "", section) }
+        /^[[:space:]]*sandbox_image[[:space:]]*=/ && section ~ /io\.containerd\.grpc\.v1\.cri["\047]\]$/ { sub(/=.*/, "= \"" image "\""); found = 1 }
+        /^[[:space:]]*sandbox[[:space:]]*=/ && section ~ /io\.containerd\.cri\.v1\.images["\047]\.pinned_images\]$/ { sub(/=.*/, "= \047" image "\047"); found = 1 }
+        { print }
+        END { if (!found) exit 3 }'
+}
+
 configure_containerd() {
-    local config
+    local version="$1" image_repository="$2" config pause
     config="$(containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/')"
     grep -q 'SystemdCgroup = true' <<<"$config" || { echo "containerd's default configuration has no SystemdCgroup setting" >&2; exit 1; }
     config="$(set_registry_hosts_dir <<<"$config")" || { echo "containerd's default configuration has no CRI registry config_path" >&2; exit 1; }
+    pause="$(kubeadm_pause_image "$version" "$image_repository")"
+    [[ -n "$pause" ]] || { echo "kubeadm $version lists no pause image" >&2; exit 1; }
+    config="$(set_sandbox_image "$pause" <<<"$config")" || { echo "containerd's default configuration has no sandbox image setting" >&2; exit 1; }
     if [[ "$(printf '%s\n' "$config" | install_file /etc/containerd/config.toml 0644)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
         containerd --config /etc/containerd/config.toml config dump >/dev/null
         svc restart containerd
-        echo "containerd configured with the systemd cgroup driver and registry hosts in $HOSTS_DIR"
+        echo "containerd configured with the systemd cgroup driver, the sandbox image $pause and registry hosts in $HOSTS_DIR"
     fi
     if [[ "${PROXY_CHANGED:-}" == yes ]]; then svc restart kubelet; fi
     if [[ -d /run/systemd/system ]]; then systemctl enable --now kubelet >/dev/null 2>&1 || systemctl enable kubelet; fi
@@ -161,10 +190,10 @@ report() {
 
 case "$action" in
 apply)
-    name="$1" version="$2" repository="$3"
+    name="$1" version="$2" repository="$3" image_repository="$4"
     # curl (the repository key) honours these; apt gets its own settings file.
     export http_proxy="${http_proxy:-}" https_proxy="${https_proxy:-}" no_proxy="${no_proxy:-}"
-    shift 3
+    shift 4
     entries=""
     while (($# >= 2)); do entries+="$1 $2"$'\n'; shift 2; done
     set_hostname "$name"
@@ -173,11 +202,12 @@ apply)
     kernel_settings
     proxy_settings "$http_proxy" "$https_proxy" "$no_proxy"
     install_packages "$version" "$repository"
-    configure_containerd
+    configure_containerd "$version" "$image_repository"
     echo "node $name prepared"
     ;;
 report) report ;;
 # What configure_containerd does to a containerd configuration, on stdin (for tests).
 registry-hosts-dir) set_registry_hosts_dir ;;
+sandbox-image) set_sandbox_image "$1" ;;
 *) echo "nodePrep.sh: unknown action $action" >&2; exit 2 ;;
 esac

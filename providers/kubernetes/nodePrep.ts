@@ -8,6 +8,7 @@ import { Failure, StepDefinition } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
+import { isImageRepository } from "./kubeadm";
 import { loadNodeScript, parseReport } from "./scripts";
 import { VersionPinnedProvider } from "./versionPin";
 
@@ -37,6 +38,7 @@ interface KubernetesNodeInputs {
     nodeName: string;
     kubernetesVersion: string;
     packageRepository: string;
+    imageRepository?: string;
     proxy: NodeProxy;
     hostsEntries: HostsEntry[];
 }
@@ -45,7 +47,7 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 function apply(s: SshSession, i: KubernetesNodeInputs) {
     const entries = i.hostsEntries.flatMap((e) => [e.address, e.name]);
-    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, ...entries], { sudo: true, env: proxyEnvironment(i.proxy) });
+    return s.runScript(SCRIPT, ["apply", i.nodeName, i.kubernetesVersion, i.packageRepository, i.imageRepository ?? "", ...entries], { sudo: true, env: proxyEnvironment(i.proxy) });
 }
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
@@ -60,6 +62,7 @@ export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
         if (typeof i.nodeName !== "string" || !NAME_RE.test(i.nodeName)) failures.push({ property: "nodeName", reason: "must be a DNS label (lower-case letters, digits, '-')" });
         if (typeof i.kubernetesVersion !== "string" || !/^\d+\.\d+\.\d+$/.test(i.kubernetesVersion)) failures.push({ property: "kubernetesVersion", reason: "must be a version such as 1.31.4" });
         if (typeof i.packageRepository !== "string" || !/^https?:\/\/[^\s'"]+$/.test(i.packageRepository)) failures.push({ property: "packageRepository", reason: "must be an http(s) URL" });
+        if (i.imageRepository !== undefined && !isImageRepository(i.imageRepository)) failures.push({ property: "imageRepository", reason: "must be a registry host[:port] with an optional path" });
         if (!Array.isArray(i.hostsEntries) || i.hostsEntries.some((e) => !/^[0-9a-fA-F.:]+$/.test(e?.address ?? "") || !NAME_RE.test(e?.name ?? ""))) {
             failures.push({ property: "hostsEntries", reason: "must be a list of {address, name} with IP addresses and node names" });
         }
@@ -107,6 +110,8 @@ export interface KubernetesNodeArgs {
     kubernetesVersion: pulumi.Input<string>;
     /** Base URL of the package repository (pkgs.k8s.io or a mirror with its layout). */
     packageRepository: pulumi.Input<string>;
+    /** Registry (and path) of kubeadm's images, containerd's sandbox image among them; left out, registry.k8s.io. */
+    imageRepository?: pulumi.Input<string>;
     /** Proxy settings for apt, containerd and kubelet (empty strings: none). */
     proxy: pulumi.Input<NodeProxy>;
     /** /etc/hosts entries the node needs (exact lines). */
@@ -117,9 +122,9 @@ export interface KubernetesNodeArgs {
 const kubernetesNodePlan: StepPlan<KubernetesNodeArgs> = (a, node) => [
     {
         when: ["create", "update"],
-        action: `prepare ${node} for kubeadm: hostname, /etc/hosts, swap off, kernel settings, proxy, containerd, kubelet/kubeadm/kubectl held at the cluster's version`,
+        action: `prepare ${node} for kubeadm: hostname, /etc/hosts, swap off, kernel settings, proxy, containerd (its sandbox image kubeadm's), kubelet/kubeadm/kubectl held at the cluster's version`,
         script: SCRIPT,
-        rendered: { nodeName: a.nodeName, kubernetesVersion: a.kubernetesVersion, packageRepository: a.packageRepository, hostsEntries: a.hostsEntries },
+        rendered: { nodeName: a.nodeName, kubernetesVersion: a.kubernetesVersion, packageRepository: a.packageRepository, imageRepository: a.imageRepository, hostsEntries: a.hostsEntries },
     },
 ];
 

@@ -2,9 +2,11 @@
  * A running cluster keeps its Kubernetes version: changing it takes `kubeadm upgrade` (control plane first,
  * then node by node, drained), which these steps do not do. The node and init steps refuse a new
  * `kubernetesVersion` at check, before anything runs anywhere (and `pulumi preview` shows it), unless the
- * resource is replaced anyway: a new VM, or a new cluster (heal.generation).
+ * resource is replaced anyway: a new VM, or a new cluster (heal.generation). The init step also keeps its
+ * `imageRepository`: the control plane's static Pod manifests and kubeadm's stored ClusterConfiguration name it.
  */
-import { Failure, StepInputs, StepProvider } from "../step";
+import { Failure, StepDefinition, StepInputs, StepProvider } from "../step";
+import { isImageRepository } from "./kubeadm";
 
 /** Why a version change is refused (the init step's update says the same, should check be bypassed). */
 export function versionChangeRefusal(from: string, to: string): string {
@@ -14,16 +16,40 @@ export function versionChangeRefusal(from: string, to: string): string {
     );
 }
 
-/** A step provider whose check refuses a new `kubernetesVersion` for a resource that would stay. */
+/** Why a change of the image repository is refused for a running cluster. */
+export function imageRepositoryChangeRefusal(from: string | undefined, to: string | undefined): string {
+    return (
+        `kubernetes.imageRepository changed from ${from ?? "registry.k8s.io (the default)"} to ${to ?? "registry.k8s.io (the default)"}: ` +
+        "a running cluster's control plane keeps the images it was made with, and nothing was changed. " +
+        "Set it back, or heal the entire cluster (heal.generation) to re-create it from the new repository"
+    );
+}
+
+/**
+ * A step provider whose check refuses a new `kubernetesVersion` for a resource that would stay, and a new
+ * `imageRepository` too when `pinsImageRepository`.
+ */
 export class VersionPinnedProvider<I extends StepInputs, C extends StepInputs = StepInputs> extends StepProvider<I, C> {
+    constructor(
+        def: StepDefinition<I, C>,
+        private readonly pinsImageRepository = false,
+    ) {
+        super(def);
+    }
+
     async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ inputs: Record<string, unknown>; failures: Failure[] }> {
         const checked = await super.check(olds, news);
         // The engine passes the old inputs (none for a new resource): what the last update was given.
         const from = olds.kubernetesVersion;
         const to = news.kubernetesVersion;
         const version = (v: unknown): v is string => typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v);
-        if (version(from) && version(to) && from !== to && this.replacesOf(olds, news).length === 0) {
+        const stays = version(from) && this.replacesOf(olds, news).length === 0;
+        if (stays && version(to) && from !== to) {
             checked.failures.push({ property: "kubernetesVersion", reason: versionChangeRefusal(from, to) });
+        }
+        const repository = (v: unknown): v is string | undefined => v === undefined || isImageRepository(v);
+        if (this.pinsImageRepository && stays && repository(olds.imageRepository) && repository(news.imageRepository) && olds.imageRepository !== news.imageRepository) {
+            checked.failures.push({ property: "imageRepository", reason: imageRepositoryChangeRefusal(olds.imageRepository, news.imageRepository) });
         }
         return checked;
     }

@@ -179,9 +179,11 @@ export class Lab {
         return fs.existsSync(path.join(this.dir, "init"));
     }
 
-    /** Builds (once, cached) the Debian rootfs; about a minute the first time. */
-    static async rootfs(): Promise<string> {
-        return (await run(SCRIPT, ["rootfs"], { maxBuffer: 1 << 20 })).stdout.trim();
+    /** Builds (once, cached) the Debian rootfs, and the systemd layer over it when `systemd`; minutes the first time. */
+    static async rootfs(options: { systemd?: boolean } = {}): Promise<string> {
+        const rootfs = (await run(SCRIPT, ["rootfs"], { maxBuffer: 1 << 20 })).stdout.trim();
+        if (options.systemd) await run(SCRIPT, ["systemd-layer"], { maxBuffer: 1 << 20 });
+        return rootfs;
     }
 
     async start(names: string[], options: { volumeMb?: number } = {}): Promise<LabHost[]> {

@@ -60,6 +60,10 @@ export function useLab(hosts: string[], options: { volumeMb?: number; secrets?: 
             if (process.env.CI) assert.fail(`lab hosts unavailable in CI: ${available.why}`);
             this.skip();
         }
+        // A new machine builds the hosts' images first (debootstrap and apt: minutes, more beside a first tool
+        // build); the hosts' own start then has its usual time.
+        this.timeout(1_200_000);
+        await Lab.rootfs({ systemd: options.bootSystemd });
         this.timeout(300_000);
         suite.lab = new Lab();
         if (options.bootSystemd) await suite.lab.bootSystemd();

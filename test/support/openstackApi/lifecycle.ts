@@ -138,7 +138,8 @@ export class Lifecycle {
         server.status = "ERROR";
         server.task_state = null;
         server.fault = { code, message, created: isoNow() };
-        if (process.env.K8S_VNF_LAB_OUTPUT) process.stderr.write(`lab OpenStack API: server ${server.name} ERROR: ${message}\n`);
+        // Always shown: the provider reports only "unexpected state 'ERROR'", so this line is what says why.
+        process.stderr.write(`lab OpenStack API: server ${server.name} ERROR: ${message}\n`);
         server.updated = isoNow();
         for (const id of server.ports) {
             const p = this.state.ports.get(id);
