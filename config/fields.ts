@@ -132,15 +132,18 @@ const PATH_COMPONENT_RE = new RegExp(`^${PATH_COMPONENT}$`);
 
 /**
  * Where kubeadm's images are pulled from, as kubeadm's `imageRepository` takes it: a registry's `host[:port]`
- * and an optional path (`registry.example:5000/k8s`), no scheme, no tag.
+ * and an optional path (`registry.example:5000/k8s`), no scheme, no tag. The first part names a registry only
+ * with a dot or a port, or as `localhost` (distribution's reference grammar, `splitDockerDomain`): `k8s/x`
+ * would be Docker Hub's `docker.io/k8s/x`. IPv6 literals are left out.
  */
 export const imageRepository = z
     .string()
     .max(255)
     .refine((v) => {
         const [registry, ...path] = v.split("/");
-        return parseEndpoint(registry) !== undefined && !/\[|:.*:/.test(registry) && path.every((c) => PATH_COMPONENT_RE.test(c));
-    }, "must be a registry host[:port] with an optional path, e.g. registry.example:5000/k8s (no scheme, no tag)");
+        const namesRegistry = /[.:]/.test(registry) || registry === "localhost";
+        return namesRegistry && parseEndpoint(registry) !== undefined && !/\[|:.*:/.test(registry) && path.every((c) => PATH_COMPONENT_RE.test(c));
+    }, "must be a registry host[:port] with an optional path, e.g. registry.example:5000/k8s (no scheme, no tag; the host with a dot or a port, or localhost)");
 
 /** `repository:tag` inside a registry (no registry host: the image goes to this VNF's registry). */
 export const imageReference = z

@@ -272,6 +272,9 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     if (config.kubespray && config.privateRegistries.length) {
         c.fail("privateRegistries", "are connected by each kubeadm node's own step; a kubespray cluster's nodes are not in this stack's steps (yet)");
     }
+    if (config.kubespray && config.kubernetes.imageRepository) {
+        c.fail("kubernetes.imageRepository", "is kubeadm's, given by this stack's kubeadm steps; a kubespray cluster takes its images from kubespray's own settings");
+    }
     if (config.kubespray && config.operate.drained) c.fail("operate.drained", "kubespray installs the cluster without membership steps to drain; stop it with operate.vnfState");
 
     let externalLoadBalancer: ClusterSpec["externalLoadBalancer"];

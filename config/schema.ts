@@ -93,8 +93,9 @@ export const KubernetesSchema = z
         /**
          * Registry (and path) the control-plane, etcd, CoreDNS and pause images are pulled from instead of
          * registry.k8s.io, e.g. a private registry of an air-gapped site (kubeadm's `imageRepository`; containerd's
-         * sandbox image comes from it too). Reached through `privateRegistries` when it needs TLS or a login.
-         * Fixed for a running cluster: a change takes an entire-cluster heal.
+         * sandbox image comes from it too). Its TLS CA comes from `privateRegistries`; it must answer pulls
+         * without a login (kubeadm's preflight and containerd's sandbox pull send none). Fixed for a running
+         * cluster: a change takes an entire-cluster heal.
          */
         imageRepository: imageRepository.optional(),
         /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master). */

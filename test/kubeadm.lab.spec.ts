@@ -6,9 +6,9 @@
  *
  * kubeadm, kubelet and kubectl are the lab's stand-ins here. What the real ones do is in realKubelet.lab.spec.ts
  * and realKubeletHa.lab.spec.ts, on hosts that boot systemd: instantiate, scale, a worker's heal, master-1's and
- * master-0's heals, operate, the entire cluster's heal and destroy; the last two heals are no longer run here.
- * What stays here is what those cannot reach as cheaply: exact step orders, drift, several nodes healed at once,
- * a flavour change, the errors of a single master.
+ * master-0's heals, operate, a single master's entire-cluster heal and destroy; master-1's heal is no longer run
+ * here. What stays here is what those cannot reach as cheaply: exact step orders, drift, several nodes healed at
+ * once, an HA cluster's entire heal, a flavour change, the errors of a single master.
  */
 import { strict as assert } from "node:assert";
 import { parseVnfConfig } from "../config/load";
@@ -334,6 +334,18 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         assert.deepEqual(state.etcdMembers(), MASTERS);
         for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
         assert.equal(state.labels("lab-worker-0")["CIS-node"], undefined, "complex has no compute-host label");
+    });
+
+    it("healing the entire cluster replaces every VM and creates a new cluster, which gets its pod network anew", async () => {
+        const hash = stack.outputsOf("lab-kubeadm-init").caCertHash;
+        const since = stack.steps.length;
+        stack.set("heal.generation", 1);
+        await stack.up();
+        assert.notEqual(stack.outputsOf("lab-kubeadm-init").caCertHash, hash, "a new cluster CA");
+        assert.ok(stack.stepsOf(since, /^lab-kubeadm-pod-network$/).some((s) => s.op === "create-replacement"), "the pod network step replaced");
+        assert.deepEqual(state.applied(), ["https://projectcalico.example/calico-2.yaml"], "applied on the new cluster");
+        assert.deepEqual(state.nodes(), [...MASTERS, ...WORKERS.slice(0, 3)].sort());
+        for (const n of state.nodes()) assert.equal(state.node(n).status, "Ready", n);
     });
 
     it("destroy: the memberships and labels go with the cluster (no drain, no etcd removal), every resource is deleted, no lab host is left", async () => {

@@ -131,10 +131,13 @@ describe("kubeadm steps: check and diff through the real dynamic-provider host",
             assert.match(refused[0].reason, /^kubernetes\.imageRepository changed from .* to .*: a running cluster's control plane keeps the images it was made with, and nothing was changed\. .*heal the entire cluster \(heal\.generation\)/);
         }
         assert.deepEqual((await host.check(olds, { ...olds, imageRepository: mirror, clusterGeneration: 1 })).failures, [], "a new cluster takes it");
-        assert.deepEqual((await host.check(olds, { ...olds, imageRepository: "https://x/" })).failures.map((f) => f.property), ["imageRepository"], "not a repository");
+        for (const bad of ["https://x/", "k8s/images"]) assert.deepEqual((await host.check(olds, { ...olds, imageRepository: bad })).failures.map((f) => f.property), ["imageRepository"], `${bad}: not a registry's repository`);
         const node = hosts.get("node")!;
         const nodeOlds = { connection, providerVersion: "1", ...STEPS.node.inputs };
-        assert.deepEqual((await node.check(nodeOlds, { ...nodeOlds, imageRepository: mirror })).failures, [], "a node's is an update");
+        assert.deepEqual((await node.check(nodeOlds, { ...nodeOlds, imageRepository: mirror })).failures, [], "a node takes it");
+        const d = await node.diff("id", nodeOlds, { ...nodeOlds, imageRepository: mirror });
+        assert.equal(d.changes, "some", "an update of the node (its sandbox image)");
+        assert.deepEqual(d.replaces, [], "not a new node");
     });
 
     it("init: the masters must be listed, the first master first", async () => {

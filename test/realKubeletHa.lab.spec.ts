@@ -68,6 +68,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
     const wholeAgain = async () => {
         assert.deepEqual(await etcdMembers(MASTERS[1]), MASTERS, "every master an etcd member again");
         assert.deepEqual(await controlPlanePods(), everyControlPlane());
+        for (const master of MASTERS) assert.equal((await inside(master, "grep -cE '^\\s+server ' /etc/haproxy/haproxy.cfg")).trim(), "3", `${master}: HAProxy over every API server`);
         assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [...MASTERS, WORKER], "every Node Ready again");
         assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heals", "etcd kept its data");
     };
@@ -106,13 +107,15 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         assert.deepEqual(block, [WORKER, ...MASTERS].map((n) => `${address(n)} ${n}`), "the worker's /etc/hosts: itself and every master, once");
     });
 
-    it("podaffinity: the masters on three compute hosts (their anti-affinity server group); the worker labelled with its compute host and zone, the masters with neither", async () => {
+    it("podaffinity: the masters in one anti-affinity server group, on three compute hosts; the worker in another, labelled with its compute host and zone; the masters with neither label", async () => {
+        const groups = api.serverGroups().map((g) => [g.policy, g.members.sort()]);
+        assert.deepEqual(groups.sort(), [["anti-affinity", [...MASTERS]], ["anti-affinity", [WORKER]]], "each kind in a server group of its own (Nova's POST /os-server-groups and the servers' scheduler hint)");
         const placed = new Map(api.servers().map((s) => [s.name, s.computeHost]));
         assert.equal(new Set(MASTERS.map((m) => placed.get(m))).size, 3, `one master per compute host: ${MASTERS.map((m) => placed.get(m)).join(", ")}`);
         const labels = new Map((JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[]).map((n) => [n.metadata.name, n.metadata.labels]));
         assert.equal(labels.get(WORKER)["CIS-node"], placed.get(WORKER), "the worker's compute host, as Nova reports it");
         assert.equal(labels.get(WORKER)["topology.kubernetes.io/zone"], "nova");
-        for (const m of MASTERS) assert.equal(labels.get(m)["CIS-node"], undefined, m);
+        for (const m of MASTERS) assert.deepEqual([labels.get(m)["CIS-node"], labels.get(m)["topology.kubernetes.io/zone"]], [undefined, undefined], m);
     });
 
     it("heal master-1: its Node and etcd member taken out through a peer before its VM goes; the new VM joins the control plane again; the API answers through the VIP throughout", async () => {
@@ -129,11 +132,23 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         await wholeAgain();
     });
 
-    it("heal master-0, where kubeadm init ran: it leaves through a peer and joins the control plane again through the VIP; the cluster is not made anew; the API answers through the VIP, which keepalived moves to another master while master-0 is away", async () => {
+    it("heal master-0, where kubeadm init ran: its etcd member removed through a peer, it joins the control plane again; the cluster is not made anew; the API answers through the VIP throughout, another master holding it while master-0 is away", async () => {
         const { caCertificate } = stack.outputs().vim as { caCertificate: string };
         const before = api.servers().find((s) => s.name === MASTERS[0])!.id;
         const since = stack.steps.length;
-        const { answered, refused } = await healWhileReading("master-0");
+        const holder = async () => (await Promise.all(MASTERS.map(async (m) => ((await inside(m, "ip -o -4 addr show").catch(() => "")).includes(` ${vip()}/`) ? m : "")))).filter(Boolean);
+        const holdersSeen = new Set<string>();
+        let healing = true;
+        const watch = (async () => {
+            while (healing) {
+                for (const m of await holder()) holdersSeen.add(m);
+                await new Promise((r) => setTimeout(r, 2_000));
+            }
+        })();
+        const { answered, refused } = await healWhileReading("master-0").finally(() => (healing = false));
+        await watch;
+        assert.ok([...holdersSeen].some((m) => m !== MASTERS[0]), `another master held the VIP during the heal: ${[...holdersSeen].join(", ")}`);
+        assert.ok(stack.output.some((l) => l.includes(`[ControlPlaneMember ${MASTERS[0]}] etcd member removed (via `)), "its etcd member removed through a peer");
         assert.notEqual(api.servers().find((s) => s.name === MASTERS[0])!.id, before, "a new VM");
         const init = stack.stepsOf(since, new RegExp(`^${CLUSTER}-kubeadm-init$`)).map((s) => s.op);
         assert.deepEqual(init.filter((op) => op !== "same" && op !== "update"), [], `the init is kept (its masters' host keys updated), never run again: ${init.join(", ")}`);

@@ -64,6 +64,8 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a CNI manifest that is neither a URL nor a path", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "calico.yaml; reboot" })) }), "kubernetes.cniManifest"],
         ["a CNI manifest URL with credentials (kubectl's command line would show them)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, cniManifest: "https://user:pw@mirror.example/calico.yaml" })) }), "kubernetes.cniManifest"],
         ["an image repository with a scheme", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, imageRepository: "https://registry.example/k8s" })) }), "kubernetes.imageRepository"],
+        ["an image repository whose first part names no registry (Docker Hub's path k8s/...)", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, imageRepository: "k8s/images" })) }), "kubernetes.imageRepository"],
+        ["an image repository for a kubespray cluster (kubespray takes its own)", () => ({ config: edit(edit(base.config, "kubespray", () => ({ version: "v2.31.0", server: {} })), "kubernetes", (k) => ({ ...k, imageRepository: "registry.example/k8s" })) }), "kubernetes.imageRepository"],
         ["an image repository with shell in it", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, imageRepository: "registry.example/k8s;reboot" })) }), "kubernetes.imageRepository"],
         ["a drain timeout of zero", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, drainTimeout: 0 })) }), "kubernetes.drainTimeout"],
         ["a Kubernetes version that is not one", () => ({ config: edit(base.config, "kubernetes", (k) => ({ ...k, version: "latest" })) }), "kubernetes.version"],

@@ -30,9 +30,12 @@ export function isCaCertHash(value: unknown): value is string {
     return typeof value === "string" && CA_CERT_HASH_RE.test(value);
 }
 
-/** Whether `value` is an image repository as kubeadm takes it: a registry's host[:port] and an optional path. */
+/**
+ * Whether `value` is an image repository as kubeadm takes it: a registry's host[:port] (a dot or a port, or
+ * localhost: anything else would be a Docker Hub path) and an optional path.
+ */
 export function isImageRepository(value: unknown): value is string {
-    return typeof value === "string" && /^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/.test(value);
+    return typeof value === "string" && /^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?|[A-Za-z0-9.-]+:\d+|localhost)(\/[a-z0-9._-]+)*$/.test(value);
 }
 
 /** Whether `value` lists control-plane nodes, each as {name, connection}. */
@@ -284,7 +287,7 @@ export function initConfiguration(c: InitSettings): string {
         "apiVersion: kubeadm.k8s.io/v1beta4",
         "kind: ClusterConfiguration",
         `kubernetesVersion: v${c.kubernetesVersion}`,
-        ...(c.imageRepository ? [`imageRepository: ${c.imageRepository}`] : []),
+        ...(c.imageRepository ? [`imageRepository: ${JSON.stringify(c.imageRepository)}`] : []),
         `controlPlaneEndpoint: ${c.endpoint}`,
         "networking:",
         `  podSubnet: ${c.podCidr}`,

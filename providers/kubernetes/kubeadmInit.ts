@@ -98,7 +98,7 @@ export const kubeadmInitStep: StepDefinition<KubeadmInitInputs, KubeadmInitOutpu
     },
 };
 
-export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep, true);
+export const kubeadmInitProvider = new VersionPinnedProvider(kubeadmInitStep, { pinImageRepository: true });
 
 export interface KubeadmInitArgs {
     /** The first master's login: identifies the step (it works through `controlPlanes`). */

@@ -52,7 +52,9 @@ function apply(s: SshSession, i: KubernetesNodeInputs) {
 
 export const kubernetesNodeStep: StepDefinition<KubernetesNodeInputs> = {
     kind: "KubernetesNode",
-    version: "2",
+    // 3: containerd's sandbox image is kubeadm's; a node made before gets it at its next update (containerd
+    // restarts, its containers keep running).
+    version: "3",
     outputs: [],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,

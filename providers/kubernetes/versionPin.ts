@@ -27,14 +27,14 @@ export function imageRepositoryChangeRefusal(from: string | undefined, to: strin
 
 /**
  * A step provider whose check refuses a new `kubernetesVersion` for a resource that would stay, and a new
- * `imageRepository` too when `pinsImageRepository`.
+ * `imageRepository` too when `pinImageRepository`.
  */
 export class VersionPinnedProvider<I extends StepInputs, C extends StepInputs = StepInputs> extends StepProvider<I, C> {
-    constructor(
-        def: StepDefinition<I, C>,
-        private readonly pinsImageRepository = false,
-    ) {
+    private readonly pinsImageRepository: boolean;
+
+    constructor(def: StepDefinition<I, C>, options: { pinImageRepository?: boolean } = {}) {
         super(def);
+        this.pinsImageRepository = options.pinImageRepository ?? false;
     }
 
     async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ inputs: Record<string, unknown>; failures: Failure[] }> {

@@ -165,20 +165,21 @@ sshd_start() {
     nsenter --net="/run/netns/$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
         "$HERE/host-init.sh" "$name" "$(host_lower "$labdir")" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
-    local i polls=600
-    # Up to 30 s: many hosts starting at once on a busy machine; 120 s for one that boots systemd first (as
-    # a VM boots: on 2 busy cores, with another suite's cluster beside it, a boot took longer than 30 s).
-    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then polls=2400; fi
-    for i in $(seq 1 "$polls"); do
+    # Up to 30 s: many hosts starting at once on a busy machine; 300 s for one that boots systemd first, as a
+    # VM boots (on 2 busy cores, with another suite's cluster beside it, a boot took longer than 30 s; Nova
+    # gives a boot far longer). Wall-clock seconds: each poll itself takes longer on a busy machine.
+    local wait=30
+    if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then wait=300; fi
+    local deadline=$((SECONDS + wait))
+    while ((SECONDS < deadline)); do
         if ip netns exec "$(cat "$dir/netns")" bash -c 'exec 3<>/dev/tcp/127.0.0.1/22' 2>/dev/null; then
             exec 7>&-
             return 0
         fi
         kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null || die "sshd of $name exited: $(tail -3 "$dir/sshd.log")"
         sleep 0.05
-        : "$i"
     done
-    die "sshd of $name did not listen"
+    die "sshd of $name did not listen within $wait s"
 }
 
 # Kills every process in the host's network namespace: sshd and whatever its sessions run.

@@ -128,6 +128,11 @@ export class LabOpenStackApi {
         });
     }
 
+    /** The server groups, each with its policy and its members' server names. */
+    serverGroups(): { name: string; policy: string; members: string[] }[] {
+        return [...this.state.serverGroups.values()].map((g) => ({ name: g.name, policy: g.policy, members: g.members.map((id) => this.state.servers.get(id)?.name ?? id) }));
+    }
+
     volumes(): { id: string; name: string; status: string; attachedTo?: string }[] {
         return [...this.state.volumes.values()].map((v) => ({ id: v.id, name: v.name, status: v.status, attachedTo: v.attachment?.serverId }));
     }
