@@ -136,7 +136,7 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 nodeName: server.vmName,
                 kubernetesVersion: spec.kubernetes.version,
                 packageRepository: spec.kubernetes.packageRepository,
-                ...(spec.kubernetes.imageRepository ? { imageRepository: spec.kubernetes.imageRepository } : {}),
+                imageRepository: spec.kubernetes.imageRepository,
                 proxy,
                 hostsEntries: pulumi.all([server.address, plannedMasters]).apply(([address, masters]) => hostsEntries({ name: server.vmName, address }, masters)),
             },

@@ -49,7 +49,7 @@ export function clusterSettings(spec: ClusterSpec) {
         podCidr: spec.kubernetes.podCidr,
         serviceCidr: spec.kubernetes.serviceCidr,
         kubernetesVersion: spec.kubernetes.version,
-        ...(spec.kubernetes.imageRepository ? { imageRepository: spec.kubernetes.imageRepository } : {}),
+        imageRepository: spec.kubernetes.imageRepository,
         clusterGeneration: spec.heal.generation,
     };
 }

@@ -166,11 +166,11 @@ set_sandbox_image() {
 configure_containerd() {
     local version="$1" image_repository="$2" config pause
     config="$(containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/')"
-    grep -q 'SystemdCgroup = true' <<<"$config" || { echo "containerd's default configuration has no SystemdCgroup setting" >&2; exit 1; }
-    config="$(set_registry_hosts_dir <<<"$config")" || { echo "containerd's default configuration has no CRI registry config_path" >&2; exit 1; }
+    grep -q 'SystemdCgroup = true' <<<"$config" || die "containerd's default configuration has no SystemdCgroup setting"
+    config="$(set_registry_hosts_dir <<<"$config")" || die "containerd's default configuration has no CRI registry config_path"
     pause="$(kubeadm_pause_image "$version" "$image_repository")" || die "kubeadm config images list failed for $version"
     [[ -n "$pause" ]] || die "kubeadm $version lists no pause image"
-    config="$(set_sandbox_image "$pause" <<<"$config")" || { echo "containerd's default configuration has no sandbox image setting" >&2; exit 1; }
+    config="$(set_sandbox_image "$pause" <<<"$config")" || die "containerd's default configuration has no sandbox image setting"
     if [[ "$(printf '%s\n' "$config" | install_file /etc/containerd/config.toml 0644)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
         containerd --config /etc/containerd/config.toml config dump >/dev/null
         svc restart containerd
