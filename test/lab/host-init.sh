@@ -91,10 +91,13 @@ while read -r controllers _ own; do
 done <"$dir/cgroups"
 
 hostname "$name"
-# The host's own disk, when it has one (lab.sh disk_create), once the host's last boot has let go of it (its
-# mount goes with its mount namespace, a moment after its last process).
+# The host's own disk, when it has one (lab.sh disk_create), once the host's last boot or its setup has let go
+# of it (its mount goes with its mount namespace, a moment after its last process). The kernel frees an
+# autoclear loop device after the unmount, writing back what the image still holds: with several hosts
+# setting up at once on a busy machine that took longer than 10 s, so up to 120 s (wall clock).
 if [[ -f "$dir/disk.img" ]]; then
-    for _ in $(seq 1 100); do
+    deadline=$((SECONDS + 120))
+    while ((SECONDS < deadline)); do
         [[ -z "$(losetup -j "$dir/disk.img")" ]] && break
         sleep 0.1
     done

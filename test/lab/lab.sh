@@ -165,10 +165,10 @@ sshd_start() {
     nsenter --net="/run/netns/$(cat "$dir/netns")" unshare --mount --uts --pid --fork --propagation private \
         "$HERE/host-init.sh" "$name" "$(host_lower "$labdir")" "$dir" "$(cat "$dir/shared")" >>"$dir/sshd.log" 2>&1 7>&- &
     echo "$!" >"$dir/sshd.pid"
-    # Up to 30 s: many hosts starting at once on a busy machine; 300 s for one that boots systemd first, as a
-    # VM boots (on 2 busy cores, with another suite's cluster beside it, a boot took longer than 30 s; Nova
-    # gives a boot far longer). Wall-clock seconds: each poll itself takes longer on a busy machine.
-    local wait=30
+    # Up to 60 s: many hosts starting at once on a busy machine (it was 600 polls of 50 ms, each poll itself
+    # slow there); 300 s for one that boots systemd first, as a VM boots (on 2 busy cores, with another
+    # suite's cluster beside it, a boot took longer than 30 s; Nova gives a boot far longer). Wall-clock seconds.
+    local wait=60
     if [[ "$(cat "$labdir/init" 2>/dev/null)" == systemd ]]; then wait=300; fi
     local deadline=$((SECONDS + wait))
     while ((SECONDS < deadline)); do
