@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import { controlPlaneMemberStep } from "../providers/kubernetes/controlPlaneMember";
+import { API_UNAVAILABLE } from "../providers/kubernetes/kubeadm";
 import { kubeadmInitStep } from "../providers/kubernetes/kubeadmInit";
 import { podNetworkStep } from "../providers/kubernetes/podNetwork";
 import { workerMemberStep } from "../providers/kubernetes/workerMember";
@@ -86,6 +87,57 @@ describe("kubeadm steps against a scripted cluster", () => {
             w.etcd.delete("m-0");
             await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
             assert.deepEqual(joins(w, m1.host), ["reset"]);
+        });
+
+        describe("the VIP moving under an etcdctl run through a peer (keepalived; the exec's stream ends in an i/o timeout)", () => {
+            const interval = API_UNAVAILABLE.intervalMs;
+            before(() => (API_UNAVAILABLE.intervalMs = 10));
+            after(() => (API_UNAVAILABLE.intervalMs = interval));
+            const leave = (w: World, self: SshTarget, peers: string[]) =>
+                controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, self, "m-1", peers), hostKeyFingerprint: self.hostKeyFingerprint, nodeStatus: "Ready" });
+
+            it("master delete: the member list is tried again through the same peer, and the member is removed", async () => {
+                const w = new World();
+                const m0 = w.machine("10.0.0.5", "m-0", "master");
+                const m1 = w.machine("10.0.0.6", "m-1", "master");
+                w.lostExecStreams = [{ match: / member list /, applied: false }];
+                await leave(w, m1, [m0.host]);
+                assert.deepEqual([...w.etcd.keys()], ["m-0"]);
+                assert.equal(w.calls.filter((c) => c.startsWith(`${m0.host} `) && / member list /.test(c)).length, 2);
+            });
+
+            it("master delete: a removal that applied before its answer was lost is tried again, finds no such member, and counts as removed", async () => {
+                const w = new World();
+                const m0 = w.machine("10.0.0.5", "m-0", "master");
+                const m1 = w.machine("10.0.0.6", "m-1", "master");
+                w.lostExecStreams = [{ match: / member remove /, applied: true }];
+                await leave(w, m1, [m0.host]);
+                assert.deepEqual([...w.etcd.keys()], ["m-0"]);
+                assert.equal(w.calls.filter((c) => / member remove /.test(c)).length, 2);
+            });
+
+            it("master join on a new VM: taking out what the previous member left, through a peer, survives a lost stream", async () => {
+                const w = new World();
+                const m0 = w.machine("10.0.0.5", "m-0", "master");
+                const m1 = w.machine("10.0.0.6", "m-1", "fresh");
+                w.nodes.add("m-1");
+                w.etcd.set("m-1", "7");
+                w.lostExecStreams = [{ match: / member remove /, applied: false }];
+                await controlPlaneMemberStep.create(w.session(m1.host), masterInputs(w, m1, "m-1", [m0.host]), w.hosts());
+                assert.deepEqual(joins(w, m1.host), ["join"]);
+                assert.notEqual(w.etcd.get("m-1"), "7", "a new member");
+            });
+        });
+
+        it("master delete: etcd refusing the removal through one peer is no removal; the next peer takes it out", async () => {
+            const w = new World();
+            const m0 = w.machine("10.0.0.5", "m-0", "master");
+            const m1 = w.machine("10.0.0.6", "m-1", "master");
+            w.machine("10.0.0.7", "m-2", "master");
+            w.refusedEtcdRemovals = 1;
+            await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host, "10.0.0.7"]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
+            assert.deepEqual([...w.etcd.keys()].sort(), ["m-0", "m-2"]);
+            assert.ok(w.calls.some((c) => c.startsWith("10.0.0.7 ") && / member remove /.test(c)), "removed through m-2");
         });
 
         it("worker delete while an entire-cluster heal resets the master under it: the drain fails as the cluster goes, which is no failure; the worker is reset", async () => {

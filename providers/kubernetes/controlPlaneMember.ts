@@ -75,7 +75,7 @@ async function takeOut(hosts: Hosts, name: string, peers: ControlPlaneRef[]): Pr
 
 export const controlPlaneMemberStep: StepDefinition<ControlPlaneMemberInputs, ControlPlaneMemberState> = {
     kind: "ControlPlaneMember",
-    version: "3",
+    version: "4",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,

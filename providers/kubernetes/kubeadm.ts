@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts, onSameMachine } from "../step";
-import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, RemoteCommandError, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -55,12 +55,13 @@ const ETCDCTL_TLS = ["--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubern
 /** kubectl as root with the admin kubeconfig of a control-plane node. */
 /**
  * What kubectl says when no API server answers for a moment: one restarting (its etcd slow, a probe failing),
- * or stopped by a `kubeadm reset` that has not yet removed the admin kubeconfig (it stops the static Pods
- * first). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
+ * stopped by a `kubeadm reset` that has not yet removed the admin kubeconfig (it stops the static Pods
+ * first), or the VIP moving to another master under a call (keepalived; an exec's stream then ends in
+ * "i/o timeout"). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
  * is a control-plane node: once a reset removed its kubeconfig, the error stands (the cluster is going away).
  */
 const apiUnavailable = {
-    pattern: /connection refused|was refused|connection reset by peer|unexpected EOF|TLS handshake timeout|http2: client connection lost|the server is currently unable to handle the request|etcdserver: request timed out/,
+    pattern: /connection refused|was refused|connection reset by peer|unexpected EOF|TLS handshake timeout|http2: client connection lost|the server is currently unable to handle the request|etcdserver: request timed out|i\/o timeout/,
     waitMs: 120_000,
     intervalMs: 3_000,
 };
@@ -369,12 +370,19 @@ export function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: s
  * `via`). IDs are 64-bit: read as text, never as JavaScript numbers.
  */
 export async function removeEtcdMember(cp: SshSession, via: string, name: string): Promise<"removed" | "absent"> {
-    const etcdctl = (args: string[]) => kubectl(cp, ["-n", "kube-system", "exec", `etcd-${via}`, "--", "etcdctl", ...ETCDCTL_TLS, ...args], { quiet: true });
-    const list = await etcdctl(["member", "list", "-w", "json"]);
-    const members: { ID: string; name: string }[] = JSON.parse(list.stdout.replace(/"ID":\s*(\d+)/g, '"ID":"$1"')).members ?? [];
-    const member = members.find((m) => m.name === name);
+    const etcdctl = (args: string[], options: { allowFailure?: boolean } = {}) => kubectl(cp, ["-n", "kube-system", "exec", `etcd-${via}`, "--", "etcdctl", ...ETCDCTL_TLS, ...args], { quiet: true, ...options });
+    const listed = async () => {
+        const list = await etcdctl(["member", "list", "-w", "json"]);
+        const members: { ID: string; name: string }[] = JSON.parse(list.stdout.replace(/"ID":\s*(\d+)/g, '"ID":"$1"')).members ?? [];
+        return members.find((m) => m.name === name);
+    };
+    const member = await listed();
     if (!member) return "absent";
-    await etcdctl(["member", "remove", BigInt(member.ID).toString(16)]);
+    const removal = await etcdctl(["member", "remove", BigInt(member.ID).toString(16)], { allowFailure: true });
+    // A removal whose answer was lost (the exec's stream, the VIP moving) is tried again and finds no such member.
+    if (removal.code !== 0 && (await listed())) {
+        throw new RemoteCommandError(`etcd member ${name} could not be removed through etcd-${via}: ${removal.stderr.trim().split("\n").pop()}`, removal.code);
+    }
     return "removed";
 }
 

@@ -38,6 +38,13 @@ export class World {
     resetRefusals = -1;
     /** How a drain ends: kubectl's messages (drain.go) for its global timeout and for a pod no controller manages. */
     drainEnds: "drained" | "timeout" | "unmanaged" | "resetMeanwhile" | "vmReplacedMeanwhile" = "drained";
+    /**
+     * The next `kubectl exec` matching each entry loses its stream (the VIP moved to another master under it:
+     * keepalived), after the command ran in the pod when `applied`; each entry is used once.
+     */
+    lostExecStreams: { match: RegExp; applied: boolean }[] = [];
+    /** This many `etcdctl member remove` calls are refused by etcd (the member stays). */
+    refusedEtcdRemovals = 0;
 
     machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
         const files = state === "fresh" ? [] : state === "worker" ? [KUBELET_CONF] : [KUBELET_CONF, ADMIN_CONF, MANIFEST];
@@ -139,6 +146,16 @@ export class World {
         }
         if ((match = /^kubectl --kubeconfig \S+ uncordon (\S+)$/.exec(text))) return ok(`node/${match[1]} uncordoned`);
         if ((match = / exec etcd-(\S+) -- etcdctl /.exec(text)) && !this.etcd.has(match[1])) return fail(`Error from server (NotFound): pods "etcd-${match[1]}" not found`);
+        const lost = / exec etcd-/.test(text) ? this.lostExecStreams.findIndex((l) => l.match.test(text)) : -1;
+        if (lost >= 0) {
+            if (this.lostExecStreams.splice(lost, 1)[0].applied) this.run(m, text);
+            // kubectl's words (remotecommand's stream reader) for a stream through a VIP that moved.
+            return fail("error: error reading from error stream: next reader: read tcp 10.0.0.100:52694->10.0.0.100:16443: i/o timeout");
+        }
+        if (/ etcdctl .* member remove /.test(text) && this.refusedEtcdRemovals > 0) {
+            this.refusedEtcdRemovals--;
+            return fail("Error: etcdserver: re-configuration failed due to not enough started members");
+        }
         if (/ etcdctl .* member list -w json$/.test(text)) return ok(JSON.stringify({ members: [...this.etcd].map(([name, id]) => ({ ID: Number(id), name })) }));
         if ((match = / etcdctl .* member remove (\S+)$/.exec(text))) {
             const name = [...this.etcd].find(([, id]) => BigInt(id).toString(16) === match![1])?.[0];
