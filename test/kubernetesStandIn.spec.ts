@@ -87,7 +87,7 @@ describe("Kubernetes provider stand-in", function () {
 
         it("a CA that is not the cluster's fails the TLS handshake; an unknown token is 401", async () => {
             await rejects(k8s.create(T("Namespace"), adminKubeconfig(CA_PEM.replace(CAHASH, "00")), namespace("x")), /configured Kubernetes cluster is unreachable: .*x509: certificate signed by unknown authority/);
-            await rejects(k8s.create(T("Namespace"), tokenKubeconfig("not.a.token"), namespace("x")), /configured Kubernetes cluster is unreachable: unable to load schema information from the API server: Unauthorized$/);
+            await rejects(k8s.create(T("Namespace"), tokenKubeconfig("not.a.token"), namespace("x")), /configured Kubernetes cluster is unreachable: unable to load schema information from the API server: the server has asked for the client to provide credentials$/);
             await rejects(k8s.create(T("Namespace"), admin.replace(ENDPOINT, "10.231.7.9:6443"), namespace("x")), /connect: connection refused/);
         });
     });
@@ -127,11 +127,19 @@ describe("Kubernetes provider stand-in", function () {
             const sa = tokenKubeconfig(await serviceAccountToken("vnf", "deployer"));
             await rejects(
                 k8s.create(T("Deployment"), sa, deployment("web", "vnf", 1)),
-                /deployments.apps is forbidden: User "system:serviceaccount:vnf:deployer" cannot create resource "deployments" in API group "apps" in the namespace "vnf"$/,
+                /deployments.apps "web" is forbidden: User "system:serviceaccount:vnf:deployer" cannot patch resource "deployments" in API group "apps" in the namespace "vnf"$/,
             );
-            await rejects(k8s.create(T("Namespace"), sa, namespace("other")), /namespaces is forbidden: User "system:serviceaccount:vnf:deployer" cannot create resource "namespaces" in API group "" at the cluster scope$/);
+            await rejects(k8s.create(T("Namespace"), sa, namespace("other")), /namespaces "other" is forbidden: User "system:serviceaccount:vnf:deployer" cannot patch resource "namespaces" in API group "" in the namespace "other"$/);
             await k8s.create(T("RoleBinding"), admin, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "deployer-edit", namespace: "vnf" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" }, subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "vnf" }] });
             await k8s.create(T("Deployment"), sa, deployment("web", "vnf", 1));
+        });
+
+        it("creating by server-side apply needs patch, then create: a Role with patch alone is refused without a reason, as the API server's create-on-patch check is", async () => {
+            await k8s.create(T("Namespace"), admin, namespace("vnf"));
+            const sa = tokenKubeconfig(await serviceAccountToken("vnf", "patcher"));
+            await k8s.create(T("Role"), admin, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "patch-only", namespace: "vnf" }, rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"] }] });
+            await k8s.create(T("RoleBinding"), admin, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "patcher", namespace: "vnf" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "patch-only" }, subjects: [{ kind: "ServiceAccount", name: "patcher", namespace: "vnf" }] });
+            await rejects(k8s.create(T("Deployment"), sa, deployment("web", "vnf", 1)), /deployments.apps "web" is forbidden: $/);
         });
 
         it("a token Secret whose ServiceAccount is missing is deleted, and the provider's wait for its token times out", async () => {

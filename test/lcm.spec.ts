@@ -883,7 +883,7 @@ describe("LCM service: parallel limit, graceful termination, notification retrie
         const graceful = await untilFirstCommand(instantiated[0], { terminationType: "GRACEFUL", gracefulTerminationTimeout: 15 });
         const forceful = await untilFirstCommand(instantiated[1], { terminationType: "FORCEFUL", gracefulTerminationTimeout: 15 });
         assert.ok(graceful >= 15_000, `graceful waited ${graceful} ms`);
-        assert.ok(forceful < 15_000, `forceful waited ${forceful} ms`);
+        assert.ok(forceful < 15_000 && graceful - forceful >= 10_000, `forceful waited ${forceful} ms, graceful ${graceful} ms`);
         assert.deepEqual(lab.hostNames(), []);
     });
 

@@ -14,12 +14,16 @@
  *     (test/lab/conntrack.sh).
  * The pod network is flannel's own manifest of v0.28.10, its images made from flannel's binaries and Debian's
  * iptables (kubeImages.ts), the CNI plugins of kubernetes-cni in /opt/cni/bin as that package installs them.
+ * Seed 003's CNF package runs on it through the cluster's VIMs, its `nginx` image made from Debian's nginx.
  */
 import { strict as assert } from "node:assert";
-import { skipAfterFirstFailure, useLab } from "./support/labSuite";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
 import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, tokenKubeconfig } from "./support/realCluster";
+import { PROJECT_DIR } from "./support/program";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -27,6 +31,9 @@ const CLUSTER = "rl";
 const MASTER = `${CLUSTER}-master-0`;
 const WORKER = (i: number) => `${CLUSTER}-worker-${i}`;
 const VERSION = "v1.31.4";
+/** Seed 003's package: a Deployment (vdu1) and its Service, and a bare Pod (vdu2), both of the image `nginx`. */
+const CNF_PACKAGE = path.join(PROJECT_DIR, "examples/cnf-package");
+const CNF_MANIFESTS = ["Files/kubernetes/deployment.yaml", "Files/kubernetes/service.yaml", "Files/kubernetes/pod.yaml"];
 
 describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple kubeadm cluster with the real kubelet", function () {
     useBuiltTools();
@@ -70,13 +77,23 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             .map((p) => [p.metadata.labels.component, p.status.phase])
             .sort();
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
+    /** A CNF stack of seed 003's package on the real CLI, through the cluster's VIM with `token`. */
+    const cnfStack = async (name: string, token: string, cnf: Record<string, unknown>) => {
+        const created = await RealStack.create(name, { vnfKind: "cnf", packageDir: CNF_PACKAGE, cnf: { manifests: CNF_MANIFESTS, vim: { ...outputs().vim, token }, ...cnf } });
+        suite.onTeardown(async () => {
+            suite.captured.push(...created.output, ...created.printed);
+            await created.dispose();
+        });
+        return created;
+    };
+    const cnfPods = async (namespace: string) => (JSON.parse(await kubectl("get", "pods", "-n", namespace, "-o", "json")).items as any[]).filter((p) => !p.metadata.deletionTimestamp);
 
     skipAfterFirstFailure();
 
     before(async function () {
         if (!suite.lab) this.skip();
         this.timeout(300_000);
-        const cniManifest = await kubeletNodes(suite, VERSION);
+        const cniManifest = await kubeletNodes(suite, VERSION, CNF_MANIFESTS.map((file) => fs.readFileSync(path.join(CNF_PACKAGE, file), "utf8")));
         ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
             masters: { count: 1, password: suite.lab.password },
             workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
@@ -140,7 +157,63 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         await assert.rejects(tenant("get", "nodes"), /forbidden/);
         await assert.rejects(tenant("get", "configmaps", "-n", "default"), /forbidden/);
         assert.ok(stack.isSecretOutput("vimToken") && stack.isSecretOutput("tenantTokens"), "the tokens are secret outputs");
+        assert.ok(!stack.isSecretOutput("vim"), "the VIM's endpoint and CA are not");
         await kubectl("delete", "configmap", "probe", "-n", "team-a-cnf");
+    });
+
+    it("seed 003's CNF through the tenant's VIM: the real Kubernetes plugin makes its Deployment, Service and Pod in the tenant's namespace, labelled; the real scheduler and kubelet run them (Debian's nginx), answering through the Service; scaled, healed (every pod new), destroyed with the namespace kept; elsewhere, and a namespace of its own, the real API server refuses the tenant", async () => {
+        const token = outputs().tenantTokens["team-a"];
+        const cnf = await cnfStack(`${CLUSTER}-cnf`, token, { namespace: "team-a-cnf", instanceId: "rl-cnf-1" });
+        await cnf.up();
+        const pods = await cnfPods("team-a-cnf");
+        assert.deepEqual(pods.map((p) => [p.metadata.labels.app, p.status.phase, p.spec.nodeName]).sort(), [
+            ["vdu1", "Running", WORKER(0)],
+            ["vdu2", "Running", WORKER(0)],
+        ]);
+        const labelled = (await kubectl("get", "deployments,services,pods", "-n", "team-a-cnf", "-l", "tacker_vnf_instance_id=rl-cnf-1", "-o", "name")).trim().split("\n");
+        assert.deepEqual(labelled.filter((n) => !n.startsWith("pod/vdu1-")), ["deployment.apps/vdu1", "service/vdu1", "pod/vdu2"], "every object labelled with the instance");
+        for (const pod of pods) assert.equal(pod.metadata.labels.tacker_vnf_instance_id, "rl-cnf-1", `${pod.metadata.name}: the instance label, through the pod template too`);
+        assert.deepEqual(cnf.outputs().vnfcResources.map((v: any) => v.resourceId), ["Deployment/vdu1", "Pod/vdu2"]);
+        const serviceIp = (await kubectl("get", "service", "vdu1", "-n", "team-a-cnf", "-o", "jsonpath={.spec.clusterIP}")).trim();
+        assert.match(await inside(MASTER, `curl -sS --max-time 20 http://${serviceIp}/`), /<title>Welcome to nginx!<\/title>/, "nginx answers at the Service's address from the master (kube-proxy's rules, flannel to the worker)");
+
+        // scale: the Deployment's replicas by workload name; the plugin's awaiter waits for the new pods to be ready
+        cnf.set("cnf.replicas", { vdu1: 3 });
+        await cnf.up();
+        assert.equal((await cnfPods("team-a-cnf")).filter((p) => p.metadata.labels.app === "vdu1" && p.status.phase === "Running").length, 3);
+
+        // heal: a restart mark rolls the Deployment's pods; the bare Pod is replaced
+        const before = (await cnfPods("team-a-cnf")).map((p) => p.metadata.uid as string);
+        cnf.set("cnf.restarts", { vdu1: "2026-11-28T04:00:00Z", vdu2: "2026-11-28T04:00:00Z" });
+        const healed = await cnf.up();
+        assert.ok(healed.changes.replace, `the bare Pod is replaced: ${JSON.stringify(healed.changes)}`);
+        await eventually("every pod new and Running, the old ones gone", 120_000, async () => {
+            const now = await cnfPods("team-a-cnf");
+            return now.length === 4 && now.every((p) => !before.includes(p.metadata.uid) && p.status.phase === "Running") ? true : undefined;
+        });
+
+        const elsewhere = await cnfStack(`${CLUSTER}-cnf-elsewhere`, token, { namespace: "default" });
+        const refused = await failure(suite, () => elsewhere.up());
+        // The real plugin creates by server-side apply: RBAC sees a patch.
+        assert.match(refused.message, /is forbidden: User "system:serviceaccount:kube-system:k8s-vnf-tenant-team-a" cannot patch resource "\w+" in API group "[\w.]*" in the namespace "default"/);
+        assert.equal((await kubectl("get", "deployments,services,pods", "-n", "default", "-o", "name")).trim(), "service/kubernetes", "nothing made in default (the API server's own Service is there)");
+        const ownNamespace = await cnfStack(`${CLUSTER}-cnf-own-ns`, token, { namespace: "team-a-own", createNamespace: true });
+        assert.match((await failure(suite, () => ownNamespace.up())).message, /namespaces "team-a-own" is forbidden: User "system:serviceaccount:kube-system:k8s-vnf-tenant-team-a" cannot patch resource "namespaces" in API group "" in the namespace "team-a-own"/);
+
+        await cnf.destroy();
+        assert.equal((await kubectl("get", "deployments,services,pods", "-n", "team-a-cnf", "-o", "name")).trim(), "", "everything the CNF made is gone");
+        assert.equal((await kubectl("get", "namespace", "team-a-cnf", "-o", "jsonpath={.status.phase}")).trim(), "Active", "the tenant's namespace stays: the cluster made it");
+    });
+
+    it("a CNF through the cluster's VIM makes its own namespace and deletes it on destroy; a token of no account of this cluster is refused by the real API server", async () => {
+        const owned = await cnfStack(`${CLUSTER}-cnf-admin`, outputs().vimToken, { namespace: "rl-cnf-owned", createNamespace: true });
+        await owned.up();
+        assert.deepEqual((await cnfPods("rl-cnf-owned")).map((p) => p.status.phase), ["Running", "Running"]);
+        await owned.destroy();
+        await eventually("its namespace gone", 120_000, async () => ((await kubectl("get", "namespaces", "-o", "name")).includes("namespace/rl-cnf-owned") ? undefined : true));
+        const stranger = await cnfStack(`${CLUSTER}-cnf-stranger`, "not-a-token-of-this-cluster", { namespace: "team-a-cnf" });
+        // client-go's words for the API server's 401 (apimachinery v0.31.4 api/errors NewGenericServerResponse).
+        assert.match((await failure(suite, () => stranger.up())).message, /the server has asked for the client to provide credentials/);
     });
 
     it("a second up changes nothing: the real Kubernetes plugin's diff of every object is empty", async () => {

@@ -12,8 +12,9 @@ import { Failure, Hosts, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { ConnectError, RemoteCommandError, SshSession, SshTarget } from "../transport/ssh";
 import {
-    clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, isControlPlane, listsControlPlanes, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, removeEtcdMember, resetIfReachable, setBackendOnPeers,
+    clusterJoinCredentials, ControlPlaneRef, hasJoined, isCaCertHash, isControlPlane, listsControlPlanes, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable, setBackendOnPeers,
 } from "./kubeadm";
+import { removeEtcdMember } from "./etcdMembership";
 import { changeService, serviceAction, validateService } from "./nodeService";
 import { StepPlan } from "../remoteActions";
 import { loadNodeScript } from "./scripts";

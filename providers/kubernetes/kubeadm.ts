@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts, onSameMachine } from "../step";
-import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, RemoteCommandError, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -50,18 +50,16 @@ const UPLOAD_CERTS_CONFIG_FILE = "/run/k8s-vnf/kubeadm-upload-certs.yaml";
 /** The annotation kubeadm puts on a control-plane node's API server Pod: the address and port it advertises. */
 const ADVERTISED_ENDPOINT = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint";
 const JOIN_TOKEN_TTL = "15m";
-const ETCDCTL_TLS = ["--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"];
 
-/** kubectl as root with the admin kubeconfig of a control-plane node. */
 /**
  * What kubectl says when no API server answers for a moment: one restarting (its etcd slow, a probe failing),
  * stopped by a `kubeadm reset` that has not yet removed the admin kubeconfig (it stops the static Pods
- * first), or the VIP moving to another master under a call (keepalived; an exec's stream then ends in
- * "i/o timeout"). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
+ * first), or the VIP moving to another master under a call (keepalived: kubectl's own connection or an
+ * exec's stream then times out; a timeout the API server reports, e.g. dialling a kubelet, is no such moment). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
  * is a control-plane node: once a reset removed its kubeconfig, the error stands (the cluster is going away).
  */
 const apiUnavailable = {
-    pattern: /connection refused|was refused|connection reset by peer|unexpected EOF|TLS handshake timeout|http2: client connection lost|the server is currently unable to handle the request|etcdserver: request timed out|i\/o timeout/,
+    pattern: /connection refused|was refused|connection reset by peer|unexpected EOF|TLS handshake timeout|http2: client connection lost|the server is currently unable to handle the request|etcdserver: request timed out|error reading from error stream: .*i\/o timeout|Unable to connect to the server: .*i\/o timeout/,
     waitMs: 120_000,
     intervalMs: 3_000,
 };
@@ -83,7 +81,7 @@ export async function kubectl(s: SshSession, args: string[], options: { allowFai
             if ((e as Error).name !== "RemoteCommandError" || !(await worthAnotherTry((e as Error).message))) throw e;
             said = (e as Error).message;
         }
-        console.log(`kubectl ${args[0]}: the API server is unavailable (${said.trim().split("\n").pop()}); trying again`);
+        console.log(`kubectl ${(args.includes("--") ? args.slice(0, args.indexOf("--")) : args).join(" ")}: the API server is unavailable (${said.trim().split("\n").pop()}); trying again`);
         await new Promise((resolve) => setTimeout(resolve, apiUnavailable.intervalMs));
     }
 }
@@ -363,27 +361,6 @@ export async function kubeadmReset(node: SshSession): Promise<void> {
  */
 export function resetIfReachable(hosts: Hosts, kind: string, node: { nodeName: string; connection: SshTarget; hostKeyFingerprint?: string }): Promise<void> {
     return onSameMachine(hosts, node, { label: `${kind} ${node.nodeName}`, what: `node ${node.nodeName}`, skipped: "not reset" }, kubeadmReset);
-}
-
-/**
- * Removes the etcd member named exactly `name` (etcdctl run in the etcd pod of the control-plane node
- * `via`). IDs are 64-bit: read as text, never as JavaScript numbers.
- */
-export async function removeEtcdMember(cp: SshSession, via: string, name: string): Promise<"removed" | "absent"> {
-    const etcdctl = (args: string[], options: { allowFailure?: boolean } = {}) => kubectl(cp, ["-n", "kube-system", "exec", `etcd-${via}`, "--", "etcdctl", ...ETCDCTL_TLS, ...args], { quiet: true, ...options });
-    const listed = async () => {
-        const list = await etcdctl(["member", "list", "-w", "json"]);
-        const members: { ID: string; name: string }[] = JSON.parse(list.stdout.replace(/"ID":\s*(\d+)/g, '"ID":"$1"')).members ?? [];
-        return members.find((m) => m.name === name);
-    };
-    const member = await listed();
-    if (!member) return "absent";
-    const removal = await etcdctl(["member", "remove", BigInt(member.ID).toString(16)], { allowFailure: true });
-    // A removal whose answer was lost (the exec's stream, the VIP moving) is tried again and finds no such member.
-    if (removal.code !== 0 && (await listed())) {
-        throw new RemoteCommandError(`etcd member ${name} could not be removed through etcd-${via}: ${removal.stderr.trim().split("\n").pop()}`, removal.code);
-    }
-    return "removed";
 }
 
 /**

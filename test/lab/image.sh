@@ -21,8 +21,9 @@ CACHE="${K8S_VNF_LAB_CACHE:-/var/cache/k8s-vnf-lab}"
 # v2.23's requirements.txt pins ansible==7.6.0), python3-netaddr and python3-jmespath (kubespray's
 # requirements.txt pins netaddr and jmespath), python3-cffi-backend (the provider of the virtual cffi API that
 # python3-cryptography depends on, which debootstrap does not pick), sshpass: ansible-playbook's password logins (ansible_password).
-# The kubespray stand-in (stand-ins/kubespray) runs on them.
-PACKAGES="openssh-server,sudo,iproute2,conntrack,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl,ansible,ansible-core,python3-netaddr,python3-jmespath,python3-cffi-backend,sshpass"
+# The kubespray stand-in (stand-ins/kubespray) runs on them. nginx: Debian's nginx, which the `nginx` image of
+# seed 003's CNF package is made from (test/support/kubeImages.ts); no host runs it.
+PACKAGES="openssh-server,sudo,iproute2,conntrack,procps,e2fsprogs,util-linux,haproxy,keepalived,socat,containerd,nfs-kernel-server,nfs-common,rpcbind,nfs-ganesha,nfs-ganesha-vfs,libnfs-utils,docker-registry,skopeo,containernetworking-plugins,apache2-utils,openssl,curl,ansible,ansible-core,python3-netaddr,python3-jmespath,python3-cffi-backend,sshpass,nginx"
 
 mirror() {
     local uri

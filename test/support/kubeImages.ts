@@ -8,7 +8,10 @@
  *   - coredns: /coredns, the entrypoint (coredns Dockerfile; its Deployment gives only args);
  *   - pause: /pause, the entrypoint (kubernetes build/pause/Dockerfile);
  *   - flannel: /opt/bin/flanneld (the entrypoint) and /opt/bin/install-conf, with iptables (flannel
- *     images/Dockerfile); flannel-cni-plugin: /flannel, and a `cp` its DaemonSet runs to install it.
+ *     images/Dockerfile); flannel-cni-plugin: /flannel, and a `cp` its DaemonSet runs to install it;
+ *   - nginx (what seed 003's CNF package runs): Debian's nginx with its /etc/nginx and default page, started as
+ *     the nginx image starts it (`nginx -g 'daemon off;'`, its Dockerfile's CMD); its logs stay in files (the
+ *     image links them to the container's output).
  * iptables and cp are Debian's, from the lab's rootfs (debianFiles.ts), where the releases take Alpine's or
  * Debian's: iptables in its nf_tables mode, as Debian's iptables is by default on the nodes (the releases'
  * iptables-wrapper chooses the mode the node's rules are in; that chooser is not built here).
@@ -35,7 +38,7 @@ const IPTABLES = Object.fromEntries(
 const XTABLES_EXTENSIONS = "/usr/lib/x86_64-linux-gnu/xtables";
 
 /** Each image's files and entrypoint, by the last part of its repository name. */
-async function layout(repository: string, bins: Record<string, string>, rootfs: string): Promise<{ files: ImageFiles; entrypoint?: string[] }> {
+async function layout(repository: string, bins: Record<string, string>, rootfs: string): Promise<{ files: ImageFiles; entrypoint?: string[]; directories?: string[] }> {
     const binary = (tool: string, name: string) => ({ content: fs.readFileSync(path.join(bins[tool], name)), mode: 0o755 });
     const name = repository.split("/").pop()!;
     switch (name) {
@@ -58,14 +61,42 @@ async function layout(repository: string, bins: Record<string, string>, rootfs: 
             };
         case "flannel-cni-plugin":
             return { files: { ...(await debianFiles(rootfs, { "/bin/cp": "/usr/bin/cp" })), flannel: binary("flannel-cni-plugin", "flannel") } };
+        case "nginx":
+            return {
+                files: {
+                    ...(await debianFiles(rootfs, { "/usr/sbin/nginx": "/usr/sbin/nginx" }, ["/etc/nginx", "/var/www/html"])),
+                    // nginx.conf's `user www-data`: the workers' user, looked up in the image's own files.
+                    "etc/passwd": "root:x:0:0:root:/root:/bin/sh\nwww-data:x:33:33:www-data:/var/www:/usr/sbin/nologin\n",
+                    "etc/group": "root:x:0:\nwww-data:x:33:\n",
+                },
+                directories: ["/var/log/nginx", "/var/lib/nginx", "/run"],
+                entrypoint: ["/usr/sbin/nginx", "-g", "daemon off;"],
+            };
         default:
             throw new Error(`no lab image for ${repository}: the cluster runs an image test/support/kubeImages.ts does not know`);
     }
 }
 
-/** The images a manifest's containers name (its `image:` fields). */
+/** The images a manifest's containers name (its `image:` fields), as containerd's CRI plugin resolves them. */
 export function manifestImages(manifest: string): string[] {
-    return [...manifest.matchAll(/^\s*(?:-\s+)?image:\s*["']?([^"'\s]+)["']?\s*$/gm)].map((m) => m[1]);
+    return [...manifest.matchAll(/^\s*(?:-\s+)?image:\s*["']?([^"'\s]+)["']?\s*$/gm)].map((m) => normalizedReference(m[1]));
+}
+
+/**
+ * A reference in full, as the CRI plugin looks an image up: distribution/reference v0.5.0 `splitDockerDomain`
+ * (a first part with a dot or a port, or `localhost`, or with capitals, is a registry; else Docker Hub's,
+ * `index.docker.io` read as `docker.io`, whose one-part names are in `library/`) and `TagNameOnly` (`:latest`
+ * without a tag or digest). `nginx` is `docker.io/library/nginx:latest`.
+ */
+export function normalizedReference(name: string): string {
+    const slash = name.indexOf("/");
+    const first = slash < 0 ? "" : name.slice(0, slash);
+    const hasRegistry = slash >= 0 && (/[.:]/.test(first) || first === "localhost" || first.toLowerCase() !== first);
+    let [domain, rest] = hasRegistry ? [first, name.slice(slash + 1)] : ["docker.io", name];
+    if (domain === "index.docker.io") domain = "docker.io";
+    if (domain === "docker.io" && !rest.includes("/")) rest = `library/${rest}`;
+    const full = `${domain}/${rest}`;
+    return /[:@]/.test(full.slice(full.lastIndexOf("/") + 1)) ? full : `${full}:latest`;
 }
 
 /** Writes the archives into `dir` (made if missing), with the images `manifests` name besides kubeadm's; returns the image names. */
@@ -78,6 +109,7 @@ export async function kubernetesImages(dir: string, tools: BuiltTools, version: 
     const names = [...new Set([...listed, sandbox, ...manifests.flatMap(manifestImages)])];
     fs.mkdirSync(dir, { recursive: true });
     for (const name of names) {
+        if (name.includes("@")) throw new Error(`${name}: the lab makes images by tag, not by digest`);
         const repository = name.slice(0, name.lastIndexOf(":"));
         dockerArchive(path.join(dir, `${name.replace(/[/:]/g, "_")}.tar`), { repoTag: name, ...(await layout(repository, tools.bins, rootfs)) });
     }

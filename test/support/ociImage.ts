@@ -36,6 +36,8 @@ export interface ImageOptions {
     entrypoint?: string[];
     /** The image config's `config.Cmd` (none by default). */
     cmd?: string[];
+    /** Empty directories of the image (a file's folders are there anyway), e.g. a program's log folder. */
+    directories?: string[];
     /** The image's `created` and every file's mtime; 1970-01-01T00:00:00Z by default. */
     created?: Date;
 }
@@ -159,7 +161,7 @@ function layerTar(options: ImageOptions): Buffer {
     const entries = Object.entries(options.files).map(([name, content]) => [layerPath(name), content] as const);
     if (entries.length === 0) throw new Error("an image needs at least one file");
     const dirs = new Set<string>();
-    for (const [name] of entries) {
+    for (const name of [...entries.map(([name]) => name), ...(options.directories ?? []).map((d) => `${layerPath(d)}/`)]) {
         const parts = name.split("/");
         for (let i = 1; i < parts.length; i++) dirs.add(`${parts.slice(0, i).join("/")}/`);
     }

@@ -23,19 +23,20 @@ export const POD_NETWORK = { manifest: "kube-flannel.yml", podCidr: "10.244.0.0/
 
 /**
  * Makes the hosts a lab starts from now on Kubernetes nodes as a VM image would have them (the real kubelet,
- * kubeadm and kubectl; the CNI plugins of kubernetes-cni; containerd preloaded with the images of `version`
- * and of the pod network, made from the real binaries), and serves flannel's manifest on the lab's bridge
- * address, where the hosts reach it: its URL. The stack's `kubernetes.podCidr` must be POD_NETWORK.podCidr,
- * the network the manifest gives flannel (its net-conf.json), as flannel's documentation has kubeadm init's.
+ * kubeadm and kubectl; the CNI plugins of kubernetes-cni; containerd preloaded with the images of `version`,
+ * of the pod network and of the `workloads` manifests the suite runs, made from the real binaries), and
+ * serves flannel's manifest on the lab's bridge address, where the hosts reach it: its URL. The stack's
+ * `kubernetes.podCidr` must be POD_NETWORK.podCidr, the network the manifest gives flannel (its
+ * net-conf.json), as flannel's documentation has kubeadm init's.
  */
-export async function kubeletNodes(suite: LabSuite, version: string): Promise<string> {
+export async function kubeletNodes(suite: LabSuite, version: string, workloads: string[] = []): Promise<string> {
     const tools = builtTools();
     const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
     const [cniVersion, supported] = POD_NETWORK.cniVersion;
     if (!release.includes(`"Network": "${POD_NETWORK.podCidr}"`) || !release.includes(cniVersion)) throw new Error(`flannel's ${POD_NETWORK.manifest} no longer has ${POD_NETWORK.podCidr} and ${cniVersion}: update POD_NETWORK`);
     const manifest = release.replace(cniVersion, supported);
     const images = path.join(suite.lab.dir, "images");
-    await kubernetesImages(images, tools, version, [manifest]);
+    await kubernetesImages(images, tools, version, [manifest, ...workloads]);
     suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
     const manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest));
     await new Promise<void>((resolve) => manifests.listen(0, `${suite.lab.subnet}.1`, resolve));

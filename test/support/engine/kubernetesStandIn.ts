@@ -147,7 +147,9 @@ export class KubernetesStandIn {
         let created: Props | undefined;
         for (let attempt = 0; ; attempt++) {
             try {
-                created = c.api.create(kind, object);
+                // Server-side apply, as pulumi-kubernetes creates with it on by default: a PATCH of the apply type
+                // (provider/pkg/await/await.go `Creation`, `client.Patch(..., types.ApplyPatchType, ...)`).
+                created = c.api.create(kind, object, { byApply: true });
                 break;
             } catch (e) {
                 if (isNotFound(e) && attempt < CREATE_RETRIES) {
@@ -268,7 +270,9 @@ export class KubernetesStandIn {
             const user = authenticate(config, store);
             return { store, api: new ApiServer(store, user), controllers: new Controllers(store) };
         } catch (e) {
-            if (isUnauthorized(e)) throw new Unreachable(`unable to load schema information from the API server: ${describe(e)}`);
+            // The schema request's 401 as client-go words a response it cannot decode as a Status (apimachinery
+            // api/errors NewGenericServerResponse); seen from the real plugin against the real API server.
+            if (isUnauthorized(e)) throw new Unreachable("unable to load schema information from the API server: the server has asked for the client to provide credentials");
             throw e;
         }
     }
