@@ -10,8 +10,8 @@
  * What differs from a VM, and why (README, "What is verified, and how"):
  *   - the test machine lets no process lower an oom_score_adj (no CAP_SYS_RESOURCE), which runc does for every
  *     pod the kubelet starts: the lab's runc shim raises those to the lowest value allowed (test/lab/node/runc);
- *   - the machine's conntrack limit is set by the lab to kube-proxy's value, which a VM's kube-proxy sets itself
- *     (test/lab/conntrack.sh).
+ *   - the machine's conntrack limit is set by the lab to kube-proxy's value, which a VM's kube-proxy sets itself,
+ *     and root's inotify instances are raised, which every host shares (test/lab/kubeletHolds.sh).
  * The pod network is flannel's own manifest of v0.28.10, its images made from flannel's binaries and Debian's
  * iptables (kubeImages.ts), the CNI plugins of kubernetes-cni in /opt/cni/bin as that package installs them.
  * Seed 003's CNF package runs on it through the cluster's VIMs, its `nginx` image made from Debian's nginx.

@@ -47,8 +47,8 @@ die() { echo "lab: $*" >&2; exit 1; }
 
 # shellcheck source=test/lab/image.sh
 source "$HERE/image.sh"
-# shellcheck source=test/lab/conntrack.sh
-source "$HERE/conntrack.sh"
+# shellcheck source=test/lab/kubeletHolds.sh
+source "$HERE/kubeletHolds.sh"
 # shellcheck source=test/lab/disks.sh
 source "$HERE/disks.sh"
 
@@ -299,7 +299,7 @@ volume-delete) volume_delete "$@" ;;
 volume-attach) volume_attach "$@" ;;
 volume-detach) volume_detach "$@" ;;
 volumes-down) volumes_down "$@" ;;
-conntrack-hold) conntrack_hold "$@" ;;
-conntrack-release) conntrack_release "$@" ;;
+kubelet-hold) kubelet_hold "$@" ;;
+kubelet-release) kubelet_release "$@" ;;
 *) die "usage: see the header of $0" ;;
 esac

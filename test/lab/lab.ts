@@ -110,8 +110,8 @@ export class Lab {
     readonly descriptorFile: string;
     private readonly hosts = new Map<string, LabHost>();
     private bridge = false;
-    /** Whether this lab holds the machine's conntrack limit at kube-proxy's value (bootSystemd). */
-    private conntrackHeld = false;
+    /** Whether this lab holds the machine-wide settings kubelet hosts need (bootSystemd; kubeletHolds.sh). */
+    private kubeletSettingsHeld = false;
     /** Whether this process made the lab (and so takes it down), or only starts hosts in it. */
     private readonly owner: boolean;
 
@@ -158,13 +158,14 @@ export class Lab {
     /**
      * Hosts started from now on boot Debian's systemd as PID 1, as a VM boots (sshd one of its units), with no
      * stand-ins of kubeadm, kubectl, the kubelet or init scripts: for the real ones (lab.sh, "systemd"). The
-     * machine's conntrack limit is kube-proxy's while the lab runs (conntrack.sh says why).
+     * machine-wide settings such hosts need (kube-proxy's conntrack limit, root's inotify instances) are held
+     * while the lab runs (kubeletHolds.sh says why).
      */
     async bootSystemd(): Promise<void> {
         await run(SCRIPT, ["systemd-layer"], { maxBuffer: 1 << 20 });
         await this.bridgeUp(); // a hold is the lab's while its bridge is up
-        await run(SCRIPT, ["conntrack-hold", this.run]);
-        this.conntrackHeld = true;
+        await run(SCRIPT, ["kubelet-hold", this.run]);
+        this.kubeletSettingsHeld = true;
         fs.writeFileSync(path.join(this.dir, "init"), "systemd\n");
     }
 
@@ -398,13 +399,13 @@ export class Lab {
         } catch {
             // keep going: the bridge must still go
         }
-        if (this.conntrackHeld) {
+        if (this.kubeletSettingsHeld) {
             try {
-                execFileSync(SCRIPT, ["conntrack-release", this.run], { stdio: "ignore" });
+                execFileSync(SCRIPT, ["kubelet-release", this.run], { stdio: "ignore" });
             } catch {
                 // keep going: the bridge must still go (a hold whose bridge is gone counts no more)
             }
-            this.conntrackHeld = false;
+            this.kubeletSettingsHeld = false;
         }
         if (this.bridge) {
             try {
