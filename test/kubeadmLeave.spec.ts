@@ -3,12 +3,10 @@ import { API_UNAVAILABLE, nodeStatus } from "../providers/kubernetes/kubeadm";
 import { nodeLabelsStep } from "../providers/kubernetes/nodeLabels";
 import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { SshTarget } from "../providers/transport/ssh";
-import { envelope, HASH, joins, World } from "./support/scriptedCluster";
+import { envelope, HASH, joins, quickApiRetries, World } from "./support/scriptedCluster";
 
 describe("leaving a cluster whose API server is not there for a moment, or that an entire heal takes away (kubeadm.ts: kubectl, onControlPlaneWhileThere)", () => {
-    const interval = API_UNAVAILABLE.intervalMs;
-    before(() => (API_UNAVAILABLE.intervalMs = 10));
-    after(() => (API_UNAVAILABLE.intervalMs = interval));
+    quickApiRetries();
     const workerOuts = (w: World, worker: SshTarget, master: SshTarget) => ({ ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: `${master.host}:6443`, caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60, nodeStatus: "Ready" as const });
 
     it("worker delete while an entire heal's reset has stopped the master's API server but not yet removed its kubeconfig (the real kubeadm stops the static Pods first): it waits, then takes the cluster as gone and resets the worker", async () => {

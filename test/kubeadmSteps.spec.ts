@@ -1,12 +1,11 @@
 import { strict as assert } from "node:assert";
 import { controlPlaneMemberStep } from "../providers/kubernetes/controlPlaneMember";
-import { API_UNAVAILABLE } from "../providers/kubernetes/kubeadm";
 import { kubeadmInitStep } from "../providers/kubernetes/kubeadmInit";
 import { podNetworkStep } from "../providers/kubernetes/podNetwork";
 import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { ConnectError, SshTarget } from "../providers/transport/ssh";
 import { INIT_SETTINGS } from "./fixtures/kubeadmInit";
-import { envelope, HASH, joins, NO_SESSION, World } from "./support/scriptedCluster";
+import { envelope, HASH, joins, NO_SESSION, quickApiRetries, World } from "./support/scriptedCluster";
 
 
 describe("kubeadm steps against a scripted cluster", () => {
@@ -90,29 +89,25 @@ describe("kubeadm steps against a scripted cluster", () => {
         });
 
         describe("the VIP moving under an etcdctl run through a peer (keepalived; the exec's stream ends in an i/o timeout)", () => {
-            const interval = API_UNAVAILABLE.intervalMs;
-            before(() => (API_UNAVAILABLE.intervalMs = 10));
-            after(() => (API_UNAVAILABLE.intervalMs = interval));
-            const leave = (w: World, self: SshTarget, peers: string[]) =>
-                controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, self, "m-1", peers), hostKeyFingerprint: self.hostKeyFingerprint, nodeStatus: "Ready" });
-
-            it("master delete: the member list is tried again through the same peer, and the member is removed", async () => {
+            quickApiRetries();
+            /** m-1 leaves through m-0 while `lost` loses a stream; it is out of etcd after. */
+            const leaveLosing = async (lost: World["lostExecStreams"][number]) => {
                 const w = new World();
                 const m0 = w.machine("10.0.0.5", "m-0", "master");
                 const m1 = w.machine("10.0.0.6", "m-1", "master");
-                w.lostExecStreams = [{ match: / member list /, applied: false }];
-                await leave(w, m1, [m0.host]);
+                w.lostExecStreams = [lost];
+                await controlPlaneMemberStep.deleteAcross!(w.hosts(), { ...masterInputs(w, m1, "m-1", [m0.host]), hostKeyFingerprint: m1.hostKeyFingerprint, nodeStatus: "Ready" });
                 assert.deepEqual([...w.etcd.keys()], ["m-0"]);
+                return { w, m0 };
+            };
+
+            it("master delete: the member list is tried again through the same peer, and the member is removed", async () => {
+                const { w, m0 } = await leaveLosing({ match: / member list /, applied: false });
                 assert.equal(w.calls.filter((c) => c.startsWith(`${m0.host} `) && / member list /.test(c)).length, 2);
             });
 
             it("master delete: a removal that applied before its answer was lost is tried again, finds no such member, and counts as removed", async () => {
-                const w = new World();
-                const m0 = w.machine("10.0.0.5", "m-0", "master");
-                const m1 = w.machine("10.0.0.6", "m-1", "master");
-                w.lostExecStreams = [{ match: / member remove /, applied: true }];
-                await leave(w, m1, [m0.host]);
-                assert.deepEqual([...w.etcd.keys()], ["m-0"]);
+                const { w } = await leaveLosing({ match: / member remove /, applied: true });
                 const etcdctl = w.calls.filter((c) => / etcdctl /.test(c)).map((c) => / member (list|remove) /.exec(c)![1]);
                 assert.deepEqual(etcdctl, ["list", "remove", "remove", "list"], "the second removal finds no such member; the list again says it is gone");
             });

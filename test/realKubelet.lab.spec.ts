@@ -22,7 +22,7 @@ import * as path from "node:path";
 import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
-import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, tokenKubeconfig } from "./support/realCluster";
+import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteStack, tokenKubeconfig } from "./support/realCluster";
 import { PROJECT_DIR } from "./support/program";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
@@ -78,14 +78,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             .sort();
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
     /** A CNF stack of seed 003's package on the real CLI, through the cluster's VIM with `token`. */
-    const cnfStack = async (name: string, token: string, cnf: Record<string, unknown>) => {
-        const created = await RealStack.create(name, { vnfKind: "cnf", packageDir: CNF_PACKAGE, cnf: { manifests: CNF_MANIFESTS, vim: { ...outputs().vim, token }, ...cnf } });
-        suite.onTeardown(async () => {
-            suite.captured.push(...created.output, ...created.printed);
-            await created.dispose();
-        });
-        return created;
-    };
+    const cnfStack = (name: string, token: string, cnf: Record<string, unknown>) =>
+        suiteStack(suite, name, { vnfKind: "cnf", packageDir: CNF_PACKAGE, cnf: { manifests: CNF_MANIFESTS, vim: { ...outputs().vim, token }, ...cnf } });
     const cnfPods = async (namespace: string) => (JSON.parse(await kubectl("get", "pods", "-n", namespace, "-o", "json")).items as any[]).filter((p) => !p.metadata.deletionTimestamp);
 
     skipAfterFirstFailure();

@@ -13,6 +13,7 @@ import { Lab } from "./lab/lab";
 import { useLab } from "./support/labSuite";
 import { ociArchive } from "./support/ociImage";
 import { LabOpenStackApi } from "./support/openstackApi/server";
+import { suiteStack } from "./support/realCluster";
 import { alive, PulumiRunError, RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -43,11 +44,7 @@ describe("the real Pulumi CLI, engine and plugins: a simple kubeadm stack (1 mas
         if (!suite.lab) this.skip();
         api = await LabOpenStackApi.start(suite.lab, { cluster: "simple" });
         suite.onTeardown(() => api.stop());
-        stack = await RealStack.create("simple", labConfig(suite.lab, api, 2), { env: api.env() });
-        suite.onTeardown(async () => {
-            suite.captured.push(...stack.output, ...stack.printed);
-            await stack.dispose();
-        });
+        stack = await suiteStack(suite, "simple", labConfig(suite.lab, api, 2), { env: api.env() });
     });
 
     it("a config error is reported with its field path by the real CLI, before anything is created", async () => {
@@ -111,7 +108,8 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
         image = ociArchive(path.join(dir, "package/Files/images/app.tar"), { files: { "app/hello.txt": "hello from the package\n" }, cmd: ["/app/hello.txt"] });
         api = await LabOpenStackApi.start(suite.lab, { cluster: "rgh" });
         suite.onTeardown(() => api.stop());
-        stack = await RealStack.create(
+        stack = await suiteStack(
+            suite,
             "rgh",
             {
                 vnfKind: "registry",
@@ -123,10 +121,6 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
             },
             { env: api.env() },
         );
-        suite.onTeardown(async () => {
-            suite.captured.push(...stack.output, ...stack.printed);
-            await stack.dispose();
-        });
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

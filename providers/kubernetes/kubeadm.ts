@@ -55,7 +55,8 @@ const JOIN_TOKEN_TTL = "15m";
  * What kubectl says when no API server answers for a moment: one restarting (its etcd slow, a probe failing),
  * stopped by a `kubeadm reset` that has not yet removed the admin kubeconfig (it stops the static Pods
  * first), or the VIP moving to another master under a call (keepalived: kubectl's own connection or an
- * exec's stream then times out; a timeout the API server reports, e.g. dialling a kubelet, is no such moment). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
+ * exec's stream then times out; a timeout the API server reports, e.g. dialling a kubelet, is no such
+ * moment). A call that gets this is tried again every `intervalMs` for up to `waitMs`, while the node still
  * is a control-plane node: once a reset removed its kubeconfig, the error stands (the cluster is going away).
  */
 const apiUnavailable = {

@@ -9,9 +9,9 @@
 #    it, where on a VM it can: the lab sets it to that value itself.
 #  - inotify: every host's processes run as the machine's root, so they share root's inotify instances
 #    (fs.inotify.max_user_instances, 128 by default), where each VM has 128 of its own. A master holds about 30
-#    (systemd, logind, D-Bus, containerd, the kubelet, the API server, the controller manager, kube-proxy), so
-#    two clusters side by side ran out: containerd's CRI plugin failed to load on a new worker (its CNI
-#    configuration watcher), whose join then found no CRI service. The lab raises the instances and watches.
+#    (systemd, logind, D-Bus, containerd, the kubelet, the API server, the controller manager, kube-proxy), and
+#    two clusters side by side used 138: a new worker's join then found no CRI service on its containerd, as
+#    when the CRI plugin cannot make its CNI configuration watcher. The lab raises the instances and watches.
 KUBELET_HOLDS=/run/k8s-vnf-lab/kubelet-holds
 CONNTRACK_MAX=/proc/sys/net/netfilter/nf_conntrack_max
 CONNTRACK_HASHSIZE=/sys/module/nf_conntrack/parameters/hashsize

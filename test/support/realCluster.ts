@@ -44,15 +44,21 @@ export async function kubeletNodes(suite: LabSuite, version: string, workloads: 
     return `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/${POD_NETWORK.manifest}`;
 }
 
-export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
-    const api = await LabOpenStackApi.start(suite.lab, { cluster });
-    suite.onTeardown(() => api.stop());
-    const base = { vnfName: cluster, flavour: "simple", image: api.image.name, flavor: api.flavor.name, network: { networkId: api.network.id, subnetId: api.network.subnetId } };
-    const stack = await RealStack.create(cluster, { ...base, ...config(api) }, { env: api.env() });
+/** `RealStack.create`, the stack disposed with the suite after what it printed goes to the suite's secret scan. */
+export async function suiteStack(suite: LabSuite, name: string, config: Record<string, unknown>, options: { env?: Record<string, string> } = {}): Promise<RealStack> {
+    const stack = await RealStack.create(name, config, options);
     suite.onTeardown(async () => {
         suite.captured.push(...stack.output, ...stack.printed);
         await stack.dispose();
     });
+    return stack;
+}
+
+export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
+    const api = await LabOpenStackApi.start(suite.lab, { cluster });
+    suite.onTeardown(() => api.stop());
+    const base = { vnfName: cluster, flavour: "simple", image: api.image.name, flavor: api.flavor.name, network: { networkId: api.network.id, subnetId: api.network.subnetId } };
+    const stack = await suiteStack(suite, cluster, { ...base, ...config(api) }, { env: api.env() });
     return { api, stack };
 }
 

@@ -1,4 +1,4 @@
-import { ControlPlaneRef } from "../../providers/kubernetes/kubeadm";
+import { API_UNAVAILABLE, ControlPlaneRef } from "../../providers/kubernetes/kubeadm";
 import { Hosts, StepEnvelope } from "../../providers/step";
 import { ConnectError, ExecResult, HostKeyMismatchError, RemoteCommandError, SshSession, SshTarget } from "../../providers/transport/ssh";
 import { ShellText } from "../../providers/transport/shell";
@@ -194,6 +194,13 @@ export class World {
         }
         throw new Error(`the scripted cluster has no answer for: ${text}`);
     }
+}
+
+/** In the enclosing describe: kubectl's tries while the API server is unavailable come every 10 ms, not 3 s. */
+export function quickApiRetries(): void {
+    const interval = API_UNAVAILABLE.intervalMs;
+    before(() => (API_UNAVAILABLE.intervalMs = 10));
+    after(() => (API_UNAVAILABLE.intervalMs = interval));
 }
 
 /** The session a step without a host of its own gets (as step.ts gives it): any use fails the test. */
