@@ -150,7 +150,8 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
         const client = spec.storageServer ? new NfsClient(`${prefix}-nfs-client`, { connection: connectionOf(server), vmId: node.vmId, nodeName: server.vmName }, child) : undefined;
         const connections =
             registries && new RegistryConnections(`${prefix}-registries`, { connection: connectionOf(server), vmId: (client ?? node).vmId, nodeName: server.vmName, ...registries }, child);
-        return Object.assign(node, { readyVmId: (connections ?? client ?? node).vmId });
+        const ready = connections ?? client ?? node;
+        return Object.assign(node, { ready, readyVmId: ready.vmId });
     };
 
     const masterNodes = args.masters.map((server, i) => prepare(server, spec.masters, i));
@@ -199,8 +200,9 @@ function buildKubeadmCluster(name: string, args: KubeadmClusterArgs, parent: pul
                 .apply(([masters, v]) => apiCertSans(masters, v)),
             ...clusterSettings(spec),
         },
-        // Nothing from the first VM replaces the init: healing that VM must not re-create the cluster.
-        { ...child, dependsOn: [masterNodes[0], ...loadBalancers.slice(0, 1)] },
+        // Nothing from the first VM replaces the init: healing that VM must not re-create the cluster. kubeadm's
+        // preflight pulls its images through the registry connections.
+        { ...child, dependsOn: [masterNodes[0].ready, ...loadBalancers.slice(0, 1)] },
     );
 
     // A membership (and a node's labels) goes with the cluster: when the cluster itself is deleted (destroy,

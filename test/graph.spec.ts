@@ -346,6 +346,7 @@ describe("resource graphs of the example stacks", () => {
             assert.match(https.hostsToml, /^  ca = "\/etc\/containerd\/certs\.d\/registry\.example\.com\/ca\.crt"$/m);
             assert.match(https.caCertificate, /^-----BEGIN CERTIFICATE-----/);
         }
+        assert.deepEqual(dependencyNames(graph.named("registry-client-kubeadm-init")), ["registry-client-kubeadm-master-0-registries"], "kubeadm init pulls its images through them");
         assert.equal((await build("simple")).graph.count(T.registryConnections), 0, "no registries, no step");
     });
 

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { manifestImages, normalizedReference } from "./support/kubeImages";
+import { inRegistry, manifestImages, normalizedReference } from "./support/kubeImages";
 import { dockerArchive } from "./support/ociImage";
 
 describe("lab images", () => {
@@ -22,6 +22,11 @@ describe("lab images", () => {
         assert.equal(normalizedReference("10.0.0.5:5000/k8s/etcd:3.5.15-0"), "10.0.0.5:5000/k8s/etcd:3.5.15-0");
         assert.equal(normalizedReference("ghcr.io/flannel-io/flannel@sha256:" + "a".repeat(64)), "ghcr.io/flannel-io/flannel@sha256:" + "a".repeat(64));
         assert.deepEqual(manifestImages("spec:\n  containers:\n  - name: web\n    image: nginx\n  - image: \"registry.k8s.io/pause:3.10\"\n"), ["docker.io/library/nginx:latest", "registry.k8s.io/pause:3.10"]);
+    });
+
+    it("a manifest moved to a registry: each image under the registry, its path and tag kept, the rest of the manifest as it was", () => {
+        const manifest = 'containers:\n- name: a\n  image: ghcr.io/flannel-io/flannel:v0.28.10\n  - image: "nginx"\n  args: ["--image: x"]\n';
+        assert.equal(inRegistry(manifest, "10.0.0.5:5000"), 'containers:\n- name: a\n  image: 10.0.0.5:5000/flannel-io/flannel:v0.28.10\n  - image: 10.0.0.5:5000/library/nginx:latest\n  args: ["--image: x"]\n');
     });
 
     it("an image's empty folders are in its layer, beside a file's folders", () => {

@@ -1,8 +1,10 @@
 /**
  * A simple kubeadm cluster (1 master, 1 worker, then a second worker and back) run by the real Pulumi CLI, engine
  * and plugins on lab hosts that boot as VMs do: Debian's systemd as PID 1 (lab.sh, "systemd"), the real
- * kubelet, kubeadm and kubectl (tools/build.sh, v1.31.4) installed as their packages install them, and containerd
- * preloaded with the cluster's images, made from the real binaries (test/support/kubeImages.ts). Nothing of
+ * kubelet, kubeadm and kubectl (tools/build.sh, v1.31.4) installed as their packages install them. Installed
+ * air-gapped: the cluster's images, made from the real binaries (test/support/kubeImages.ts), are pushed into the
+ * registry VNF (seed 002, HTTPS with a login) by its own stack, and the nodes pull them from there through the
+ * program's `kubernetes.imageRepository` and registry connections. Nothing of
  * Kubernetes is a stand-in here: the program's own steps configure containerd and the kubelet for the systemd
  * cgroup driver, run `kubeadm init`, whose kubelet runs etcd and the control plane as static Pods in containers,
  * `kubeadm join` (TLS bootstrap) and the drain.
@@ -18,11 +20,13 @@
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import { makeCertificates } from "./support/certificates";
 import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
-import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteStack, tokenKubeconfig } from "./support/realCluster";
+import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteApi, suiteStack, tokenKubeconfig } from "./support/realCluster";
 import { PROJECT_DIR } from "./support/program";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
@@ -34,14 +38,25 @@ const VERSION = "v1.31.4";
 /** Seed 003's package: a Deployment (vdu1) and its Service, and a bare Pod (vdu2), both of the image `nginx`. */
 const CNF_PACKAGE = path.join(PROJECT_DIR, "examples/cnf-package");
 const CNF_MANIFESTS = ["Files/kubernetes/deployment.yaml", "Files/kubernetes/service.yaml", "Files/kubernetes/pod.yaml"];
+/** The registry VNF the cluster's images come from (seed 002: HTTPS, one htpasswd login), and its VM. */
+const REGISTRY_VNF = "rlr";
+const REGISTRY_HOST = `${REGISTRY_VNF}-registry`;
+const REGISTRY_LOGIN = { username: "k8s-nodes", password: "rl-registry-login-pw-4" };
 
 describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple kubeadm cluster with the real kubelet", function () {
     useBuiltTools();
     this.timeout(900_000);
     let api: LabOpenStackApi;
-    const credentials: string[] = [];
+    const credentials: string[] = [REGISTRY_LOGIN.password];
     const suite = useLab([], { bootSystemd: true, secrets: () => [api?.credentials.password ?? "", ...credentials] });
     let stack: RealStack;
+    let registryStack: RealStack;
+    /** The registry's `host:port`, and kubeadm's imageRepository in it. */
+    let registry: string;
+    let imageRepository: string;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-rl-"));
+    /** The cluster's VMs (the registry VNF's is the lab OpenStack's too). */
+    const servers = () => api.servers().filter((s) => s.name !== REGISTRY_HOST);
 
     const kubectl = adminKubectl(() => stack, credentials);
     const nodes = async () => JSON.parse(await kubectl("get", "nodes", "-o", "json")).items as any[];
@@ -65,7 +80,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             spec: {
                 replicas: 1,
                 selector: { matchLabels: { app: name } },
-                template: { metadata: { labels: { app: name } }, spec: { nodeSelector: { "kubernetes.io/hostname": WORKER(1) }, containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }] } },
+                template: { metadata: { labels: { app: name } }, spec: { nodeSelector: { "kubernetes.io/hostname": WORKER(1) }, containers: [{ name: "pause", image: `${imageRepository}/pause:3.10` }] } },
             },
         },
         { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "default" }, spec: { ...budget, selector: { matchLabels: { app: name } } } },
@@ -86,25 +101,58 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
 
     before(async function () {
         if (!suite.lab) this.skip();
-        this.timeout(300_000);
-        const cniManifest = await kubeletNodes(suite, VERSION, CNF_MANIFESTS.map((file) => fs.readFileSync(path.join(CNF_PACKAGE, file), "utf8")));
-        ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
-            masters: { count: 1, password: suite.lab.password },
-            workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
-            kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30 },
-            tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
-        })));
+        this.timeout(600_000);
+        const ip = `${suite.lab.subnet}.60`;
+        registry = `${ip}:5000`;
+        imageRepository = `${registry}/k8s`;
+        const packageDir = path.join(dir, "package");
+        const workloads = CNF_MANIFESTS.map((file) => fs.readFileSync(path.join(CNF_PACKAGE, file), "utf8"));
+        const { cniManifest, preloadImages } = await kubeletNodes(suite, VERSION, workloads, { registry, imageRepository, packageDir });
+        const tls = makeCertificates(dir, ip, "registry");
+        credentials.push(tls.privateKey);
+        fs.writeFileSync(path.join(packageDir, "Files/registry-ca.crt"), tls.ca);
+        // The registry's volume holds the cluster's images (about 150 MB compressed).
+        api = await suiteApi(suite, CLUSTER, { volumeMb: 1024 });
+        const network = { networkId: api.network.id, subnetId: api.network.subnetId };
+        registryStack = await suiteStack(
+            suite,
+            REGISTRY_VNF,
+            {
+                vnfKind: "registry",
+                vnfName: REGISTRY_VNF,
+                image: api.image.name,
+                flavor: api.flavor.name,
+                packageDir,
+                registry: { ...network, fixedIps: [ip], password: suite.lab.password, tls: { certificate: tls.certificate, privateKey: tls.privateKey }, users: [REGISTRY_LOGIN], preloadImages },
+            },
+            { env: api.env() },
+        );
+        await registryStack.up();
+        ({ stack } = await realClusterStack(
+            suite,
+            CLUSTER,
+            () => ({
+                packageDir,
+                masters: { count: 1, password: suite.lab.password },
+                workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
+                kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30, imageRepository },
+                privateRegistries: [{ protocol: "https", server: registry, ...REGISTRY_LOGIN, caCertificateFile: "Files/registry-ca.crt" }],
+                tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
+            }),
+            api,
+        ));
     });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it("up: every VM boots systemd; the program configures containerd and the kubelet for the systemd cgroup driver; kubeadm init's kubelet runs etcd and the control plane in containers; the worker joins by TLS bootstrap", async () => {
         await stack.up();
-        assert.deepEqual(api.servers().map((s) => [s.name, s.status]).sort(), [[MASTER, "ACTIVE"], [WORKER(0), "ACTIVE"]]);
+        assert.deepEqual(servers().map((s) => [s.name, s.status]).sort(), [[MASTER, "ACTIVE"], [WORKER(0), "ACTIVE"]]);
         for (const host of [MASTER, WORKER(0)]) {
             assert.equal(await inside(host, "ps -o comm= -p 1"), "systemd\n", `${host} boots systemd`);
             assert.equal(await inside(host, "systemctl is-active containerd kubelet"), "active\nactive\n");
             assert.match(await inside(host, "cat /etc/containerd/config.toml"), /^\s*SystemdCgroup = true$/m, "the program's containerd configuration");
             assert.match(await inside(host, "cat /var/lib/kubelet/config.yaml"), /^cgroupDriver: systemd$/m, "kubeadm's kubelet configuration");
-            assert.match(await inside(host, "containerd config dump"), /^\s*sandbox_image = "registry\.k8s\.io\/pause:3\.10"$/m, "the sandbox image kubeadm lists, not containerd's default pause:3.6");
+            assert.match(await inside(host, "containerd config dump"), new RegExp(`^\\s*sandbox_image = "${imageRepository.replace(/\./g, "\\.")}/pause:3\\.10"$`, "m"), "the sandbox image kubeadm lists, not containerd's default pause:3.6");
         }
         assert.ok(stack.output.some((l) => l.includes("[WorkerMember ") && l.includes("[preflight] Running pre-flight checks")), "the worker's join prints its preflight");
         assert.deepEqual(stack.output.filter((l) => /inconsistent with that used by kubeadm/.test(l)), [], "no preflight warning of another sandbox image");
@@ -138,6 +186,21 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         for (const node of ready) assert.match(node.spec.podCIDR, /^10\.244\.\d+\.0\/24$/, `${node.metadata.name}: a /24 of ${POD_NETWORK.podCidr}, from kubeadm's podSubnet`);
         assert.match(await inside(WORKER(0), "cat /run/flannel/subnet.env"), new RegExp(`^FLANNEL_SUBNET=${worker.spec.podCIDR.replace(".0/24", ".1/24").replace(/\./g, "\\.")}$`, "m"));
         assert.match(await inside(WORKER(0), "ip -d link show flannel.1"), /vxlan id 1 /, "flannel's VXLAN device");
+    });
+
+    it("air-gapped: every image of the control plane, CoreDNS, the sandbox and the pod network came from the registry VNF, which refuses a pull without its login", async () => {
+        const running = (JSON.parse(await kubectl("get", "pods", "-n", "kube-system", "-o", "json")).items as any[]).flatMap((p) => p.spec.containers.map((c: any) => c.image));
+        assert.deepEqual(running.filter((image) => !image.startsWith(`${registry}/`)), [], "every kube-system Pod runs an image of the registry");
+        for (const host of [MASTER, WORKER(0)]) {
+            const images = (await inside(host, "ctr -n k8s.io images ls -q")).split("\n").filter((i) => i && !i.startsWith("sha256:"));
+            const [fromRegistry, other] = [images.filter((i) => i.startsWith(`${registry}/`)), images.filter((i) => !i.startsWith(`${registry}/`))];
+            assert.ok(fromRegistry.includes(`${imageRepository}/pause:3.10`) && fromRegistry.some((i) => i.startsWith(`${registry}/flannel-io/flannel:`)), `${host}: ${fromRegistry.join(" ")}`);
+            assert.deepEqual(other, ["docker.io/library/nginx:latest"], `${host}: only the CNF's image was in the VM image`);
+        }
+        assert.ok((await inside(MASTER, "ctr -n k8s.io images ls -q")).includes(`${imageRepository}/kube-apiserver:${VERSION}`));
+        const anonymous = `curl -s -o /dev/null -w '%{http_code}' --cacert '/etc/containerd/certs.d/${registry}/ca.crt' https://${registry}/v2/k8s/pause/manifests/3.10`;
+        assert.equal(await inside(WORKER(0), anonymous), "401", "the registry wants its login");
+        assert.equal(await inside(WORKER(0), "stat -c %a /etc/containerd/config.toml /var/lib/kubelet/config.json"), "600\n600\n", "the login's two copies, root's only");
     });
 
     it("the VIM's token is the cluster admin's; a tenant's token acts in its namespaces only, the real API server refusing the rest", async () => {
@@ -271,14 +334,14 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         );
         assert.match(refused, new RegExp(`drain of ${WORKER(1)} failed, so the node and its VM stay`));
         assert.match(refused, /disruption budget/, "the real eviction API's refusal, through kubectl drain");
-        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, WORKER(0), WORKER(1)], "the VM stays");
+        assert.deepEqual(servers().map((s) => s.name).sort(), [MASTER, WORKER(0), WORKER(1)], "the VM stays");
         assert.equal((await kubectl("get", "pods", "-l", "app=evictable", "--field-selector", `spec.nodeName=${WORKER(1)}`, "-o", "name")).trim(), "", "the Pod its budget allowed was evicted");
         assert.match(await kubectl("get", "pods", "-l", "app=guarded", "-o", "jsonpath={.items[*].spec.nodeName}"), new RegExp(WORKER(1)), "the guarded Pod still runs there");
 
         await kubectl("delete", "poddisruptionbudget", "guarded");
         await stack.up();
         assert.deepEqual((await nodes()).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
-        assert.deepEqual(api.servers().map((s) => s.name).sort(), [MASTER, WORKER(0)]);
+        assert.deepEqual(servers().map((s) => s.name).sort(), [MASTER, WORKER(0)]);
         await kubectl("delete", "deployment", "evictable", "guarded");
         await kubectl("delete", "poddisruptionbudget", "evictable");
     });
@@ -286,7 +349,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     it("operate stop and start: the VMs power off and on; the kubelets start the control plane again with etcd's data, and every Node is Ready", async () => {
         stack.set("operate", { vnfState: "STOPPED" });
         await stack.up();
-        assert.deepEqual(api.servers().map((s) => s.status), ["SHUTOFF", "SHUTOFF"]);
+        assert.deepEqual(servers().map((s) => s.status), ["SHUTOFF", "SHUTOFF"]);
         stack.set("operate", { vnfState: "STARTED" });
         await stack.up();
         await clusterReady(kubectl);
@@ -321,9 +384,12 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
     });
 
-    it("destroy: every resource deleted, no lab host left", async () => {
+    it("destroy: every resource of the cluster deleted, then the registry's; no lab host left", async () => {
         await stack.destroy();
         assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
+        assert.deepEqual(servers(), []);
+        assert.deepEqual(suite.lab.hostNames(), [REGISTRY_HOST]);
+        await registryStack.destroy();
         assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
     });

@@ -84,7 +84,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
     before(async function () {
         if (!suite.lab) this.skip();
         this.timeout(300_000);
-        const cniManifest = await kubeletNodes(suite, VERSION);
+        const { cniManifest } = await kubeletNodes(suite, VERSION);
         ({ api, stack } = await realClusterStack(suite, CLUSTER, () => ({
             flavour: "podaffinity",
             controlPlane: { vip: vip() },

@@ -6,12 +6,12 @@
  * the kubelet's credentials (test/support/kubeletPull.ts), through the hosts.toml files the step wrote.
  */
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { registryConfig } from "../components/registryPlan";
 import { Lab } from "./lab/lab";
+import { makeCertificates } from "./support/certificates";
 import { kubeletPull } from "./support/kubeletPull";
 import { LabStack } from "./support/labStack";
 import { failure, useLab } from "./support/labSuite";
@@ -19,20 +19,6 @@ import { ociArchive } from "./support/ociImage";
 
 const LOGIN_PASSWORD = "registry-login-pw-1";
 const IMAGE = "team/app:1.0";
-
-/** A CA and a server certificate for `ip`, made with openssl in `dir`. */
-function makeCertificates(dir: string, ip: string, name: string): { ca: string; certificate: string; privateKey: string } {
-    const run = (args: string[]) => {
-        const r = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
-        if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-    };
-    run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}-ca.key`, "-out", `${name}-ca.crt`, "-days", "2", "-subj", `/CN=${name} lab CA`]);
-    run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${ip}`]);
-    fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=IP:${ip},DNS:registry.lab\n`);
-    run(["x509", "-req", "-in", `${name}.csr`, "-CA", `${name}-ca.crt`, "-CAkey", `${name}-ca.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`]);
-    const read = (f: string) => fs.readFileSync(path.join(dir, f), "utf8");
-    return { ca: read(`${name}-ca.crt`), certificate: read(`${name}.crt`), privateKey: read(`${name}.key`) };
-}
 
 function registryStack(lab: Lab, name: string, ip: string, packageDir: string, extra: Record<string, unknown>): Record<string, unknown> {
     return {
@@ -152,6 +138,15 @@ describe("private registry on lab hosts (seed 002): the real program through the
         assert.match(await inside(WORKER, "ctr -n k8s.io images ls -q"), new RegExp(`${httpsIp.replace(/\./g, "\\.")}:5000/team/app:1\\.0`));
     });
 
+    it("a pull without a login (kubeadm's preflight, containerd's own of the sandbox image) gets the registry's login from containerd's configuration, which holds it at mode 600", async () => {
+        await inside(WORKER, `ctr -n k8s.io images rm '${httpsIp}:5000/${IMAGE}' >/dev/null`);
+        assert.equal(await kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`, { withoutLogin: true }), image.configDigest);
+        assert.equal(await inside(WORKER, "stat -c %a /etc/containerd/config.toml"), "600\n");
+        const config = await inside(WORKER, "containerd config dump");
+        assert.match(config, new RegExp(`\\[plugins\\."io\\.containerd\\.grpc\\.v1\\.cri"\\.registry\\.configs\\."${httpsIp.replace(/\./g, "\\.")}:5000"\\.auth\\]\\n\\s+auth = "${Buffer.from(`user01:${LOGIN_PASSWORD}`).toString("base64")}"`), "the login as containerd reads it");
+        assert.doesNotMatch(config, new RegExp(`configs\\."${httpIp.replace(/\./g, "\\.")}:5000"`), "none for the registry without one");
+    });
+
     it("scale-out: the new worker joins with the connections, and pulls", async () => {
         cluster.set("workers.count", 2);
         const since = cluster.steps.length;
@@ -193,6 +188,7 @@ describe("private registry on lab hosts (seed 002): the real program through the
         result = await cluster.up();
         assert.equal(result.changes.update, 3);
         await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`), /401|unauthorized/i);
+        await assert.rejects(kubeletPull(suite.lab, WORKER, `${httpsIp}:5000/${IMAGE}`, { withoutLogin: true }), /401|unauthorized/i, "containerd's copy updated too");
     });
 
     it("a registry removed from config is removed from the nodes; the others stay", async () => {
@@ -201,6 +197,7 @@ describe("private registry on lab hosts (seed 002): the real program through the
         assert.equal(await inside(WORKER, "ls /etc/containerd/certs.d"), `${httpIp}:5000\n`);
         assert.doesNotMatch(await inside(WORKER, "cat /etc/hosts"), /registry\.lab/);
         assert.equal(await inside(WORKER, "test -e /var/lib/kubelet/config.json && echo present || echo gone"), "gone\n", "no login left");
+        assert.doesNotMatch(await inside(WORKER, "cat /etc/containerd/config.toml"), /registry logins|auth =/, "nor in containerd's configuration");
         assert.equal(await kubeletPull(suite.lab, WORKER, `${httpIp}:5000/${IMAGE}`), image.configDigest);
     });
 

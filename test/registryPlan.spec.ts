@@ -100,6 +100,21 @@ describe("registry plan: what the registry VNF and the nodes' connections write"
         assert.equal(filtered('version = 2\n[plugins."io.containerd.grpc.v1.cri".registry]\n  sandbox_image = "x"\n', "sandbox-image", image)[0], 3, "only the CRI plugin's own setting");
     });
 
+    it("containerd's copy of the logins: the CRI plugin's registry.configs auth table per registry with a login, under the plugin of the configuration's version (1.x: io.containerd.grpc.v1.cri, 2.x: io.containerd.cri.v1.images)", () => {
+        const block = (config: string, logins: string) => {
+            const r = spawnSync("bash", ["-c", loadNodeScript("registryConnections.sh").text, "registryConnections.sh", "logins-block"], { input: config, encoding: "utf8", env: { ...process.env, CONTAINERD_LOGINS: logins } });
+            assert.equal(r.status, 0, r.stderr);
+            return r.stdout;
+        };
+        const logins = `10.0.0.5:5000 ${Buffer.from("user01:pw").toString("base64")}\nregistry.example ${Buffer.from("u2:p2").toString("base64")}`;
+        assert.equal(
+            block(CONTAINERD_1_7, logins),
+            '[plugins."io.containerd.grpc.v1.cri".registry.configs."10.0.0.5:5000".auth]\n  auth = "dXNlcjAxOnB3"\n[plugins."io.containerd.grpc.v1.cri".registry.configs."registry.example".auth]\n  auth = "dTI6cDI="\n',
+        );
+        assert.equal(block("version = 3\n[plugins]\n", logins.split("\n")[0]), "[plugins.'io.containerd.cri.v1.images'.registry.configs.\"10.0.0.5:5000\".auth]\n  auth = \"dXNlcjAxOnB3\"\n");
+        assert.equal(block(CONTAINERD_1_7, ""), "", "no login, no table");
+    });
+
     it("image archives are told apart by their tar headers: docker save's, an OCI layout's, or refused", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-archive-"));
         try {

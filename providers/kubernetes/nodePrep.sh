@@ -22,6 +22,10 @@ APT_PROXY_FILE=/etc/apt/apt.conf.d/95k8s-vnf-proxy
 KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 SOURCES=/etc/apt/sources.list.d/kubernetes.list
 HOSTS_DIR=/etc/containerd/certs.d
+CONTAINERD_CONFIG=/etc/containerd/config.toml
+# The registry connections' block of containerd's own registry logins (registryConnections.sh), kept here.
+LOGINS_BEGIN="# BEGIN k8s-vnf registry logins (privateRegistries); node preparation keeps this block"
+LOGINS_END="# END k8s-vnf registry logins"
 
 set_hostname() {
     local name="$1"
@@ -171,8 +175,12 @@ configure_containerd() {
     pause="$(kubeadm_pause_image "$version" "$image_repository")" || die "kubeadm config images list failed for $version"
     [[ -n "$pause" ]] || die "kubeadm $version lists no pause image"
     config="$(set_sandbox_image "$pause" <<<"$config")" || die "containerd's default configuration has no sandbox image setting"
-    if [[ "$(printf '%s\n' "$config" | install_file /etc/containerd/config.toml 0644)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
-        containerd --config /etc/containerd/config.toml config dump >/dev/null
+    if [[ -f "$CONTAINERD_CONFIG" ]]; then
+        config="$(replace_block <(printf '%s\n' "$config") "$LOGINS_BEGIN" "$LOGINS_END" "$(block_lines "$CONTAINERD_CONFIG" "$LOGINS_BEGIN" "$LOGINS_END")")"
+    fi
+    # 0600: the registry connections add logins to it.
+    if [[ "$(printf '%s\n' "$config" | install_file "$CONTAINERD_CONFIG" 0600)" == changed || "${PROXY_CHANGED:-}" == yes ]]; then
+        containerd --config "$CONTAINERD_CONFIG" config dump >/dev/null
         svc restart containerd
         echo "containerd configured with the systemd cgroup driver, the sandbox image $pause and registry hosts in $HOSTS_DIR"
     fi

@@ -1,6 +1,6 @@
 /**
  * RegistryConnections: a Kubernetes node's connections to private registries (see registryConnections.sh):
- * containerd hosts.toml and CA per registry, /etc/hosts lines, logins as the kubelet's credentials. In each
+ * containerd hosts.toml and CA per registry, /etc/hosts lines, logins as the kubelet's and containerd's credentials. In each
  * node's chain before its membership, so instantiate, scale-out and heal all join with them; a config change
  * reaches existing nodes as an update. Replaced with its VM; its delete (the last registry gone from config)
  * takes the connections out of a node that stays.
@@ -52,16 +52,30 @@ function loginsOf(credentials: string | undefined): string[] {
     return auths.flatMap((a) => (a.auth ? [a.auth, Buffer.from(a.auth, "base64").toString("utf8").replace(/^[^:]*:/, "")] : []));
 }
 
+/** containerd's own logins, `host[:port] auth` lines, from the kubelet's credentials (registryConnections.sh says why both). */
+export function containerdLogins(credentials: string | undefined): string {
+    if (!credentials) return "";
+    const auths = (JSON.parse(credentials) as { auths?: Record<string, { auth?: string }> }).auths ?? {};
+    return Object.entries(auths)
+        .flatMap(([server, a]) => (a.auth ? [`${server} ${a.auth}`] : []))
+        .join("\n");
+}
+
 async function apply(s: SshSession, i: RegistryConnectionsInputs): Promise<RegistryConnectionsState> {
     const files = i.registries.flatMap((r) => [r.server, r.hostsToml, r.caCertificate]);
     const credentials = i.credentials ? Buffer.from(i.credentials).toString("base64") : "";
-    await s.runScript(SCRIPT, ["apply", i.hostsLines.join("\n"), i.registries.length, ...files], { sudo: true, env: { KUBELET_CREDENTIALS: credentials }, redact: loginsOf(i.credentials) });
+    await s.runScript(SCRIPT, ["apply", i.hostsLines.join("\n"), i.registries.length, ...files], {
+        sudo: true,
+        env: { KUBELET_CREDENTIALS: credentials, CONTAINERD_LOGINS: containerdLogins(i.credentials) },
+        redact: loginsOf(i.credentials),
+    });
     return { connected: i.registries.map((r) => r.server).sort() };
 }
 
 export const registryConnectionsStep: StepDefinition<RegistryConnectionsInputs, RegistryConnectionsState> = {
     kind: "RegistryConnections",
-    version: "1",
+    // 2: containerd's own registry logins, which a delete takes out too.
+    version: "2",
     outputs: ["connected"],
     replaceOn: ["vmId"],
     // A replacement on the same VM (a new login) must not have the old copy's delete remove the new copy's files.

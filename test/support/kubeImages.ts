@@ -17,7 +17,8 @@
  * iptables-wrapper chooses the mode the node's rules are in; that chooser is not built here).
  * Which images, under which names: what the real kubeadm lists for the version (`kubeadm config images list`),
  * the sandbox image containerd's own default configuration names (`containerd config default` of the lab's
- * rootfs), which the product leaves as containerd has it, and the images the cluster's CNI manifest names.
+ * rootfs; unless an image repository is given, whose pause image the program makes the sandbox image), and the
+ * images the cluster's CNI manifest names.
  */
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
@@ -99,19 +100,38 @@ export function normalizedReference(name: string): string {
     return /[:@]/.test(full.slice(full.lastIndexOf("/") + 1)) ? full : `${full}:latest`;
 }
 
-/** Writes the archives into `dir` (made if missing), with the images `manifests` name besides kubeadm's; returns the image names. */
-export async function kubernetesImages(dir: string, tools: BuiltTools, version: string, manifests: string[] = []): Promise<string[]> {
+/** The manifest with each image it names moved to `registry` (`host:port`), its path and tag kept: as an air-gapped site rewrites a release's manifest. */
+export function inRegistry(manifest: string, registry: string): string {
+    return manifest.replace(/^(\s*(?:-\s+)?image:\s*)["']?([^"'\s]+)["']?\s*$/gm, (_line, key: string, image: string) => `${key}${registry}/${normalizedReference(image).replace(/^[^/]+\//, "")}`);
+}
+
+/** The file `kubernetesImages` writes an image's archive to, in its directory. */
+export const archiveName = (image: string) => `${image.replace(/[/:]/g, "_")}.tar`;
+
+/**
+ * Writes the archives into `dir` (made if missing), with the images `manifests` name besides kubeadm's; returns
+ * the image names. With `imageRepository`, kubeadm's images are named there (`kubeadm config images list
+ * --image-repository`), and containerd's default sandbox image is not made: the program sets kubeadm's.
+ */
+export async function kubernetesImages(dir: string, tools: BuiltTools, version: string, manifests: string[] = [], options: { imageRepository?: string } = {}): Promise<string[]> {
     const rootfs = await Lab.rootfs();
-    const listed = (await run(path.join(tools.bins.kube, "kubeadm"), ["config", "images", "list", "--kubernetes-version", version])).stdout.split("\n").filter(Boolean);
+    const repository = options.imageRepository ? ["--image-repository", options.imageRepository] : [];
+    const listed = (await run(path.join(tools.bins.kube, "kubeadm"), ["config", "images", "list", "--kubernetes-version", version, ...repository])).stdout.split("\n").filter(Boolean);
     const defaults = (await run("chroot", [rootfs, "containerd", "config", "default"])).stdout;
     const sandbox = /^\s*sandbox_image = "([^"]+)"$/m.exec(defaults)?.[1];
     if (!sandbox) throw new Error("the lab rootfs's containerd names no sandbox_image in its default configuration");
-    const names = [...new Set([...listed, sandbox, ...manifests.flatMap(manifestImages)])];
+    const names = [...new Set([...listed, ...(options.imageRepository ? [] : [sandbox]), ...manifests.flatMap(manifestImages)])];
+    await writeImages(dir, tools, names);
+    return names;
+}
+
+/** Writes the archives of the images `names` into `dir` (made if missing). */
+export async function writeImages(dir: string, tools: BuiltTools, names: string[]): Promise<void> {
+    const rootfs = await Lab.rootfs();
     fs.mkdirSync(dir, { recursive: true });
     for (const name of names) {
         if (name.includes("@")) throw new Error(`${name}: the lab makes images by tag, not by digest`);
         const repository = name.slice(0, name.lastIndexOf(":"));
-        dockerArchive(path.join(dir, `${name.replace(/[/:]/g, "_")}.tar`), { repoTag: name, ...(await layout(repository, tools.bins, rootfs)) });
+        dockerArchive(path.join(dir, archiveName(name)), { repoTag: name, ...(await layout(repository, tools.bins, rootfs)) });
     }
-    return names;
 }

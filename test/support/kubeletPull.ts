@@ -23,12 +23,16 @@ import * as path from "node:path";
 import { Lab } from "../lab/lab";
 import { PROJECT_DIR } from "./program";
 
-/** Pulls `image` on lab host `host` as its kubelet would; resolves to the image ref, or rejects with containerd's error. */
-export async function kubeletPull(lab: Lab, host: string, image: string): Promise<string> {
+/**
+ * Pulls `image` on lab host `host` as its kubelet would; resolves to the image ref, or rejects with containerd's
+ * error. `withoutLogin`: the request carries no AuthConfig, as kubeadm's preflight pulls and containerd's own of
+ * the sandbox image do (cmd/kubeadm/app/util/runtime: PullImage with no auth; containerd CRI ensureImageExists).
+ */
+export async function kubeletPull(lab: Lab, host: string, image: string, options: { withoutLogin?: boolean } = {}): Promise<string> {
     const dir = lab.host(host).dir;
     const pid = fs.readFileSync(path.join(dir, "sshd.pid"), "utf8").trim();
     const root = path.join(dir, "merged");
-    const r = spawnSync("nsenter", ["-t", pid, "-m", "-n", `--wd=${PROJECT_DIR}`, "--", process.execPath, "-r", require.resolve("ts-node/register/transpile-only"), __filename, root, image], {
+    const r = spawnSync("nsenter", ["-t", pid, "-m", "-n", `--wd=${PROJECT_DIR}`, "--", process.execPath, "-r", require.resolve("ts-node/register/transpile-only"), __filename, root, image, options.withoutLogin ? "without-login" : "kubelet"], {
         cwd: PROJECT_DIR,
         encoding: "utf8",
         timeout: 120_000,
@@ -84,9 +88,9 @@ function imageRef(response: Buffer): string {
     return response.subarray(i + 1, i + 1 + length).toString("utf8");
 }
 
-async function main(root: string, image: string): Promise<void> {
+async function main(root: string, image: string, login: string): Promise<void> {
     const credentialsFile = path.join(root, "var/lib/kubelet/config.json");
-    const auth = credentialsFor(image, fs.existsSync(credentialsFile) ? fs.readFileSync(credentialsFile, "utf8") : undefined);
+    const auth = login === "kubelet" ? credentialsFor(image, fs.existsSync(credentialsFile) ? fs.readFileSync(credentialsFile, "utf8") : undefined) : undefined;
     // A relative socket path: the absolute one may pass the 108 bytes a Unix socket address holds.
     process.chdir(path.join(root, "run/containerd"));
     const client = new grpc.Client("unix:containerd.sock", grpc.credentials.createInsecure());
@@ -106,7 +110,7 @@ async function main(root: string, image: string): Promise<void> {
 }
 
 if (require.main === module) {
-    main(process.argv[2], process.argv[3]).catch((e) => {
+    main(process.argv[2], process.argv[3], process.argv[4]).catch((e) => {
         process.stderr.write(`${(e as Error).message}\n`);
         process.exit(1);
     });

@@ -7,9 +7,10 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 import * as path from "node:path";
-import { kubernetesImages } from "./kubeImages";
+import { archiveName, inRegistry, kubernetesImages, manifestImages, writeImages } from "./kubeImages";
 import { LabSuite } from "./labSuite";
 import { LabOpenStackApi } from "./openstackApi/server";
+import { CloudOptions } from "./openstackApi/state";
 import { realKubectl } from "./realKubectl";
 import { RealStack } from "./realStack";
 import { builtTools } from "./tools";
@@ -21,27 +22,47 @@ import { builtTools } from "./tools";
  */
 export const POD_NETWORK = { manifest: "kube-flannel.yml", podCidr: "10.244.0.0/16", cniVersion: ['"cniVersion": "1.0.0"', '"cniVersion": "0.3.1"'] };
 
+/** Where an air-gapped lab cluster's images come from: the lab's registry VNF, whose package carries them. */
+export interface AirGap {
+    /** The registry's `host:port`. */
+    registry: string;
+    /** kubeadm's `imageRepository`, in that registry. */
+    imageRepository: string;
+    /** The registry stack's package directory: the archives go to its Files/images. */
+    packageDir: string;
+}
+
 /**
  * Makes the hosts a lab starts from now on Kubernetes nodes as a VM image would have them (the real kubelet,
- * kubeadm and kubectl; the CNI plugins of kubernetes-cni; containerd preloaded with the images of `version`,
- * of the pod network and of the `workloads` manifests the suite runs, made from the real binaries), and
- * serves flannel's manifest on the lab's bridge address, where the hosts reach it: its URL. The stack's
- * `kubernetes.podCidr` must be POD_NETWORK.podCidr, the network the manifest gives flannel (its
- * net-conf.json), as flannel's documentation has kubeadm init's.
+ * kubeadm and kubectl; the CNI plugins of kubernetes-cni; containerd preloaded with the images made from the
+ * real binaries of `version`, of the pod network and of the `workloads` manifests the suite runs), and serves
+ * flannel's manifest on the lab's bridge address, where the hosts reach it. The stack's `kubernetes.podCidr`
+ * must be POD_NETWORK.podCidr, the network the manifest gives flannel (its net-conf.json), as flannel's
+ * documentation has kubeadm init's.
+ * With `airGap`, kubeadm's images and the pod network's are not preloaded: they are made for the registry's
+ * `preloadImages` (returned), and the manifest served names them in the registry, as an air-gapped site has it.
  */
-export async function kubeletNodes(suite: LabSuite, version: string, workloads: string[] = []): Promise<string> {
+export async function kubeletNodes(suite: LabSuite, version: string, workloads: string[] = [], airGap?: AirGap): Promise<{ cniManifest: string; preloadImages: { file: string; image: string }[] }> {
     const tools = builtTools();
     const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
     const [cniVersion, supported] = POD_NETWORK.cniVersion;
     if (!release.includes(`"Network": "${POD_NETWORK.podCidr}"`) || !release.includes(cniVersion)) throw new Error(`flannel's ${POD_NETWORK.manifest} no longer has ${POD_NETWORK.podCidr} and ${cniVersion}: update POD_NETWORK`);
-    const manifest = release.replace(cniVersion, supported);
+    const manifest = airGap ? inRegistry(release.replace(cniVersion, supported), airGap.registry) : release.replace(cniVersion, supported);
     const images = path.join(suite.lab.dir, "images");
-    await kubernetesImages(images, tools, version, [manifest, ...workloads]);
+    let preloadImages: { file: string; image: string }[] = [];
+    if (airGap) {
+        const dir = path.join(airGap.packageDir, "Files/images");
+        const names = await kubernetesImages(dir, tools, version, [manifest], { imageRepository: airGap.imageRepository });
+        preloadImages = names.map((name) => ({ file: path.join("Files/images", archiveName(name)), image: name.slice(airGap.registry.length + 1) }));
+        await writeImages(images, tools, [...new Set(workloads.flatMap(manifestImages))]);
+    } else {
+        await kubernetesImages(images, tools, version, [manifest, ...workloads]);
+    }
     suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
     const manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest));
     await new Promise<void>((resolve) => manifests.listen(0, `${suite.lab.subnet}.1`, resolve));
     suite.onTeardown(() => new Promise<void>((resolve) => manifests.close(() => resolve())));
-    return `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/${POD_NETWORK.manifest}`;
+    return { cniManifest: `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/${POD_NETWORK.manifest}`, preloadImages };
 }
 
 /** `RealStack.create`, the stack disposed with the suite after what it printed goes to the suite's secret scan. */
@@ -54,9 +75,16 @@ export async function suiteStack(suite: LabSuite, name: string, config: Record<s
     return stack;
 }
 
-export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
-    const api = await LabOpenStackApi.start(suite.lab, { cluster });
+/** The lab OpenStack API for a suite, stopped with it. */
+export async function suiteApi(suite: LabSuite, cluster: string, options: CloudOptions = {}): Promise<LabOpenStackApi> {
+    const api = await LabOpenStackApi.start(suite.lab, { cluster, ...options });
     suite.onTeardown(() => api.stop());
+    return api;
+}
+
+/** A cluster stack of `cluster` on the real CLI, against `api` (one started for it when not given). */
+export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>, given?: LabOpenStackApi): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
+    const api = given ?? (await suiteApi(suite, cluster));
     const base = { vnfName: cluster, flavour: "simple", image: api.image.name, flavor: api.flavor.name, network: { networkId: api.network.id, subnetId: api.network.subnetId } };
     const stack = await suiteStack(suite, cluster, { ...base, ...config(api) }, { env: api.env() });
     return { api, stack };

@@ -245,6 +245,8 @@ export interface CloudOptions {
     networkId?: string;
     imageName?: string;
     flavorNames?: readonly string[];
+    /** A lab volume's size in MB, whatever size was asked for (64 by default: enough for ext4 and most tests' files). */
+    volumeMb?: number;
 }
 
 /** Everything the API knows, in memory; the lab holds the hosts, addresses and volumes themselves. */
@@ -252,6 +254,8 @@ export class CloudState {
     readonly identity: Identity;
     readonly tokens = new Map<string, { expires: number }>();
     readonly network: { id: string; name: string };
+    /** CloudOptions.volumeMb. */
+    readonly volumeMb: number;
     readonly subnet = { id: randomUUID(), name: "lab-subnet" };
     /** The floating IP pool (router:external) and its subnet, devstack's 172.24.4.0/24: no lab host answers there (no NAT). */
     readonly publicNetwork = { id: randomUUID(), name: "public" };
@@ -292,6 +296,7 @@ export class CloudState {
             ...(options.flavorNames ?? []).map((name) => ({ id: randomUUID(), name, vcpus: 2, ram: 4096, disk: 40 })),
         ];
         this.zones = [...(options.zones ?? ["nova", "az-1", "az-2"])];
+        this.volumeMb = options.volumeMb ?? 64;
         this.volumeTypes = (options.volumeTypes ?? ["__DEFAULT__", "lvmdriver-1"]).map((name) => ({ name, id: randomUUID() }));
         this.router = { id: randomUUID(), name: "router1", gatewayNetworkId: this.publicNetwork.id, gatewayIp: `${this.publicSubnet.prefix}.2`, subnetIds: [this.subnet.id], interfacePorts: { [this.subnet.id]: randomUUID() } };
         this.identity = {

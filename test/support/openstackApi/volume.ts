@@ -1,5 +1,5 @@
 /**
- * Cinder v3: a volume is a lab volume (a loop device the lab owns, `lab.createVolume(id, 64)` whatever size
+ * Cinder v3: a volume is a lab volume (a loop device the lab owns, of the API's `volumeMb` whatever size
  * was asked for), creating → available, in-use while Nova has it attached (compute.ts os-volume_attachments).
  * What the provider calls: terraform-provider-openstack v1.54.1 resource_openstack_blockstorage_volume_v3.go
  * (create, wait creating → available, read, update, delete: detach what is attached, wait, delete, wait for 404)
@@ -9,8 +9,6 @@
 import { randomUUID } from "node:crypto";
 import { cinderError, cinderNow, CloudState, filterBy, Route, Volume } from "./state";
 
-/** A lab volume's size, whatever size was asked for: enough for ext4 and the tests' files. */
-const LAB_VOLUME_MB = 64;
 export const VOLUME_MAX_MICROVERSION = "3.59";
 
 /** Cinder's refusal of a delete (cinder/volume/api.py API.delete, the `expected` statuses and its message). */
@@ -101,7 +99,7 @@ export function volumeRoutes(state: CloudState, base: () => string): Route[] {
             const v: Volume = { id: randomUUID(), name: String(body.name ?? ""), description: String(body.description ?? ""), size, status: "creating", availability_zone: zone, volume_type: type.name, metadata: { ...(body.metadata ?? {}) }, created_at: now, updated_at: now };
             state.volumes.set(v.id, v);
             state.track(
-                state.lab.createVolume(v.id, LAB_VOLUME_MB).then(
+                state.lab.createVolume(v.id, state.volumeMb).then(
                     () => void (v.status = "available"),
                     () => void (v.status = "error"),
                 ),
