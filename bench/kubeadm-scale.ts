@@ -8,8 +8,8 @@
  * the fixed work (VMs starting, node preparation: about 20–25 s) varies by a few seconds from run to run.
  * So the scheduled runs are measured at delays far apart, 4 s and 16 s, twice each, the faster counting
  * (the variation only ever adds); node by node, where installs dominate from the start, at 1 s and 3 s.
- * Run as root: `npm run bench`. BENCH_DELAYS overrides the scheduled runs' delays ("4,16");
- * BENCH_NODE_BY_NODE=0 leaves out the node-by-node runs.
+ * Run as root: `npm run bench`. BENCH_DELAYS overrides the scheduled runs' delays ("4,16"), BENCH_REPEATS their
+ * tries at each (2); BENCH_NODE_BY_NODE=0 leaves out the node-by-node runs.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     const available = labAvailable();
     if (!available.ok) throw new Error(`the bench needs lab hosts: ${available.why}`);
     const modes: Mode[] = [
-        { name: "scheduled (pulumi up)", delays: (process.env.BENCH_DELAYS ?? "4,16").split(",").map(Number), repeats: 2 },
+        { name: "scheduled (pulumi up)", delays: (process.env.BENCH_DELAYS ?? "4,16").split(",").map(Number), repeats: Number(process.env.BENCH_REPEATS ?? 2) },
     ];
     // The comparison with Tacker's way has no goal of its own (about 4 minutes): BENCH_NODE_BY_NODE=0 leaves it out.
     if (process.env.BENCH_NODE_BY_NODE !== "0") modes.push({ name: "node by node (--parallel 1)", parallel: 1, delays: [1, 3], repeats: 1 });

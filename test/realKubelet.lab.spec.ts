@@ -1,10 +1,12 @@
 /**
  * A simple kubeadm cluster (1 master, 1 worker, then a second worker and back) run by the real Pulumi CLI, engine
- * and plugins on lab hosts that boot as VMs do: Debian's systemd as PID 1 (lab.sh, "systemd"), the real
- * kubelet, kubeadm and kubectl (tools/build.sh, v1.31.4) installed as their packages install them. Installed
- * air-gapped: the cluster's images, made from the real binaries (test/support/kubeImages.ts), are pushed into the
- * registry VNF (seed 002, HTTPS with a login) by its own stack, and the nodes pull them from there through the
- * program's `kubernetes.imageRepository` and registry connections. Nothing of
+ * and plugins on lab hosts that boot as VMs do: Debian's systemd as PID 1 (lab.sh, "systemd"). Installed
+ * air-gapped (docs/air-gapped.md): the real kubelet, kubeadm and kubectl (tools/build.sh, v1.31.4) come as
+ * packages from the lab's repository in pkgs.k8s.io's layout (test/support/kubePackages.ts), which node
+ * preparation installs from `kubernetes.packageRepository`; the cluster's images, made from the real binaries
+ * (test/support/kubeImages.ts), are pushed into the registry VNF (seed 002, HTTPS with a login) by its own stack,
+ * and the nodes pull them from there through the program's `kubernetes.imageRepository` and registry
+ * connections. Nothing of
  * Kubernetes is a stand-in here: the program's own steps configure containerd and the kubelet for the systemd
  * cgroup driver, run `kubeadm init`, whose kubelet runs etcd and the control plane as static Pods in containers,
  * `kubeadm join` (TLS bootstrap) and the drain.
@@ -22,11 +24,10 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { makeCertificates } from "./support/certificates";
 import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
-import { acrossNodes, adminKubectl, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteApi, suiteStack, tokenKubeconfig } from "./support/realCluster";
+import { acrossNodes, adminKubectl, AIR_GAP_REGISTRY_CA, airGapRegistry, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteApi, suiteStack, tokenKubeconfig } from "./support/realCluster";
 import { PROJECT_DIR } from "./support/program";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
@@ -54,6 +55,10 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     /** The registry's `host:port`, and kubeadm's imageRepository in it. */
     let registry: string;
     let imageRepository: string;
+    /** The lab's Kubernetes packages (pkgs.k8s.io's layout) and their versions; flannel's manifest. */
+    let packageRepository: string | undefined;
+    let packageVersions: Record<string, string> | undefined;
+    let cniManifest: string;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-rl-"));
     /** The cluster's VMs (the registry VNF's is the lab OpenStack's too). */
     const servers = () => api.servers().filter((s) => s.name !== REGISTRY_HOST);
@@ -107,27 +112,13 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         imageRepository = `${registry}/k8s`;
         const packageDir = path.join(dir, "package");
         const workloads = CNF_MANIFESTS.map((file) => fs.readFileSync(path.join(CNF_PACKAGE, file), "utf8"));
-        const { cniManifest, preloadImages } = await kubeletNodes(suite, VERSION, workloads, { registry, imageRepository, packageDir });
-        const tls = makeCertificates(dir, ip, "registry");
-        credentials.push(tls.privateKey);
-        fs.writeFileSync(path.join(packageDir, "Files/registry-ca.crt"), tls.ca);
+        let preloadImages;
+        ({ cniManifest, preloadImages, packageRepository, packageVersions } = await kubeletNodes(suite, VERSION, workloads, { registry, imageRepository, packageDir }));
         // The registry's volume holds the cluster's images (about 150 MB compressed).
         api = await suiteApi(suite, CLUSTER, { volumeMb: 1024 });
-        const network = { networkId: api.network.id, subnetId: api.network.subnetId };
-        registryStack = await suiteStack(
-            suite,
-            REGISTRY_VNF,
-            {
-                vnfKind: "registry",
-                vnfName: REGISTRY_VNF,
-                image: api.image.name,
-                flavor: api.flavor.name,
-                packageDir,
-                registry: { ...network, fixedIps: [ip], password: suite.lab.password, tls: { certificate: tls.certificate, privateKey: tls.privateKey }, users: [REGISTRY_LOGIN], preloadImages },
-            },
-            { env: api.env() },
-        );
-        await registryStack.up();
+        let privateKey: string;
+        ({ stack: registryStack, privateKey } = await airGapRegistry(suite, api, { name: REGISTRY_VNF, ip, dir, packageDir, login: REGISTRY_LOGIN, preloadImages }));
+        credentials.push(privateKey);
         ({ stack } = await realClusterStack(
             suite,
             CLUSTER,
@@ -135,8 +126,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
                 packageDir,
                 masters: { count: 1, password: suite.lab.password },
                 workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
-                kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30, imageRepository },
-                privateRegistries: [{ protocol: "https", server: registry, ...REGISTRY_LOGIN, caCertificateFile: "Files/registry-ca.crt" }],
+                kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30, imageRepository, packageRepository },
+                privateRegistries: [{ protocol: "https", server: registry, ...REGISTRY_LOGIN, caCertificateFile: AIR_GAP_REGISTRY_CA }],
                 tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
             }),
             api,
@@ -201,6 +192,17 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         const anonymous = `curl -s -o /dev/null -w '%{http_code}' --cacert '/etc/containerd/certs.d/${registry}/ca.crt' https://${registry}/v2/k8s/pause/manifests/3.10`;
         assert.equal(await inside(WORKER(0), anonymous), "401", "the registry wants its login");
         assert.equal(await inside(WORKER(0), "stat -c %a /etc/containerd/config.toml /var/lib/kubelet/config.json"), "600\n600\n", "the login's two copies, root's only");
+    });
+
+    it("air-gapped: kubelet, kubeadm, kubectl and kubernetes-cni installed by apt from the lab's package repository (pkgs.k8s.io's layout, its signing key), pinned to the version and held", async () => {
+        for (const host of [MASTER, WORKER(0)]) {
+            const installed = await inside(host, "dpkg-query -W -f '${Package} ${Version} ${db:Status-Status}\\n' kubelet kubeadm kubectl kubernetes-cni");
+            assert.deepEqual(installed.trim().split("\n").sort(), Object.entries(packageVersions!).map(([name, version]) => `${name} ${version} installed`).sort(), host);
+            assert.equal(await inside(host, "apt-mark showhold | sort"), "kubeadm\nkubectl\nkubelet\n");
+            assert.equal((await inside(host, "cat /etc/apt/sources.list.d/kubernetes.list")).trim(), `deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] ${packageRepository}/v1.31/deb/ /`);
+            assert.equal((await inside(host, "readlink -f $(command -v kubelet)")).trim(), "/usr/bin/kubelet", "the package's binary, not the VM image's");
+        }
+        assert.ok(stack.output.some((l) => l.includes(`installing kubelet, kubeadm and kubectl ${VERSION.slice(1)} from ${packageRepository}`)), "node preparation installed them");
     });
 
     it("the VIM's token is the cluster admin's; a tenant's token acts in its namespaces only, the real API server refusing the rest", async () => {

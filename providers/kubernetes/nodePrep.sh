@@ -120,7 +120,9 @@ install_packages() {
     mkdir -p "$(dirname "$KEYRING")"
     curl -fsSL "$repository/v$minor/deb/Release.key" | gpg --dearmor --yes -o "$KEYRING"
     echo "deb [signed-by=$KEYRING] $repository/v$minor/deb/ /" | install_file "$SOURCES" 0644 >/dev/null
-    apt-get update -q
+    # That repository's index only: the image's own sources may be out of reach (an air-gapped site), and each
+    # would hold the update up until its resolver gives up, a minute and more. The other lists stay as they are.
+    apt-get update -q -o Dir::Etc::sourcelist="$SOURCES" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
     apt-mark unhold kubelet kubeadm kubectl >/dev/null 2>&1 || true
     apt_install --allow-downgrades "kubelet=$version-*" "kubeadm=$version-*" "kubectl=$version-*"
     apt-mark hold kubelet kubeadm kubectl >/dev/null

@@ -12,6 +12,8 @@ import { LabSuite } from "./labSuite";
 import { LabOpenStackApi } from "./openstackApi/server";
 import { CloudOptions } from "./openstackApi/state";
 import { realKubectl } from "./realKubectl";
+import { makeCertificates } from "./certificates";
+import { kubernetesPackageRepository } from "./kubePackages";
 import { RealStack } from "./realStack";
 import { builtTools } from "./tools";
 
@@ -39,30 +41,48 @@ export interface AirGap {
  * flannel's manifest on the lab's bridge address, where the hosts reach it. The stack's `kubernetes.podCidr`
  * must be POD_NETWORK.podCidr, the network the manifest gives flannel (its net-conf.json), as flannel's
  * documentation has kubeadm init's.
- * With `airGap`, kubeadm's images and the pod network's are not preloaded: they are made for the registry's
- * `preloadImages` (returned), and the manifest served names them in the registry, as an air-gapped site has it.
+ * With `airGap`, as an air-gapped site has it: kubeadm's images and the pod network's are not preloaded but made
+ * for the registry's `preloadImages`, and the manifest served names them in the registry; the VM image has no
+ * Kubernetes, whose packages the lab serves in pkgs.k8s.io's layout (kubePackages.ts) at `packageRepository`.
  */
-export async function kubeletNodes(suite: LabSuite, version: string, workloads: string[] = [], airGap?: AirGap): Promise<{ cniManifest: string; preloadImages: { file: string; image: string }[] }> {
+export async function kubeletNodes(
+    suite: LabSuite,
+    version: string,
+    workloads: string[] = [],
+    airGap?: AirGap,
+): Promise<{ cniManifest: string; preloadImages: { file: string; image: string }[]; packageRepository?: string; packageVersions?: Record<string, string> }> {
     const tools = builtTools();
     const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
     const [cniVersion, supported] = POD_NETWORK.cniVersion;
     if (!release.includes(`"Network": "${POD_NETWORK.podCidr}"`) || !release.includes(cniVersion)) throw new Error(`flannel's ${POD_NETWORK.manifest} no longer has ${POD_NETWORK.podCidr} and ${cniVersion}: update POD_NETWORK`);
     const manifest = airGap ? inRegistry(release.replace(cniVersion, supported), airGap.registry) : release.replace(cniVersion, supported);
     const images = path.join(suite.lab.dir, "images");
+    const packages = path.join(suite.lab.dir, "packages");
     let preloadImages: { file: string; image: string }[] = [];
+    let packageVersions: Record<string, string> | undefined;
     if (airGap) {
         const dir = path.join(airGap.packageDir, "Files/images");
         const names = await kubernetesImages(dir, tools, version, [manifest], { imageRepository: airGap.imageRepository });
         preloadImages = names.map((name) => ({ file: path.join("Files/images", archiveName(name)), image: name.slice(airGap.registry.length + 1) }));
         await writeImages(images, tools, [...new Set(workloads.flatMap(manifestImages))]);
+        packageVersions = kubernetesPackageRepository(packages, tools, version.replace(/^v/, ""));
+        suite.lab.giveTools({ images });
     } else {
         await kubernetesImages(images, tools, version, [manifest, ...workloads]);
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
     }
-    suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
-    const manifests = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest));
-    await new Promise<void>((resolve) => manifests.listen(0, `${suite.lab.subnet}.1`, resolve));
-    suite.onTeardown(() => new Promise<void>((resolve) => manifests.close(() => resolve())));
-    return { cniManifest: `http://${suite.lab.subnet}.1:${(manifests.address() as AddressInfo).port}/${POD_NETWORK.manifest}`, preloadImages };
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://lab");
+        if (url.pathname === `/${POD_NETWORK.manifest}`) return void res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest);
+        const file = path.join(packages, path.normalize(decodeURIComponent(url.pathname.replace(/^\/packages\//, ""))).replace(/^(\.\.[/\\])+/, ""));
+        if (!airGap || !url.pathname.startsWith("/packages/") || !file.startsWith(`${packages}/`) || !fs.existsSync(file) || !fs.statSync(file).isFile()) return void res.writeHead(404).end();
+        res.writeHead(200, { "Content-Length": fs.statSync(file).size });
+        fs.createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, `${suite.lab.subnet}.1`, resolve));
+    suite.onTeardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const base = `http://${suite.lab.subnet}.1:${(server.address() as AddressInfo).port}`;
+    return { cniManifest: `${base}/${POD_NETWORK.manifest}`, preloadImages, ...(airGap ? { packageRepository: `${base}/packages`, packageVersions } : {}) };
 }
 
 /** `RealStack.create`, the stack disposed with the suite after what it printed goes to the suite's secret scan. */
@@ -73,6 +93,28 @@ export async function suiteStack(suite: LabSuite, name: string, config: Record<s
         await stack.dispose();
     });
     return stack;
+}
+
+/** Where `airGapRegistry` puts the registry's CA in the package, for the cluster's `privateRegistries`. */
+export const AIR_GAP_REGISTRY_CA = "Files/registry-ca.crt";
+
+/**
+ * The registry VNF an air-gapped lab cluster pulls from (seed 002: HTTPS with a CA made in `dir` for `ip`, one
+ * htpasswd login), made and brought up by its own stack on the real CLI with the `preloadImages` of
+ * `kubeletNodes`; its CA written to the package at AIR_GAP_REGISTRY_CA. Returns the stack and the TLS key (for
+ * the suite's secret scan).
+ */
+export async function airGapRegistry(
+    suite: LabSuite,
+    api: LabOpenStackApi,
+    o: { name: string; ip: string; dir: string; packageDir: string; login: { username: string; password: string }; preloadImages: { file: string; image: string }[] },
+): Promise<{ stack: RealStack; privateKey: string }> {
+    const tls = makeCertificates(o.dir, o.ip, "registry");
+    fs.writeFileSync(path.join(o.packageDir, AIR_GAP_REGISTRY_CA), tls.ca);
+    const registry = { networkId: api.network.id, subnetId: api.network.subnetId, fixedIps: [o.ip], password: suite.lab.password, tls: { certificate: tls.certificate, privateKey: tls.privateKey }, users: [o.login], preloadImages: o.preloadImages };
+    const stack = await suiteStack(suite, o.name, { vnfKind: "registry", vnfName: o.name, image: api.image.name, flavor: api.flavor.name, packageDir: o.packageDir, registry }, { env: api.env() });
+    await stack.up();
+    return { stack, privateKey: tls.privateKey };
 }
 
 /** The lab OpenStack API for a suite, stopped with it. */
