@@ -1,8 +1,8 @@
 // The test files in the order `npm test` hands them to mocha's two jobs: the longest first, so that neither
 // job is left with a long one at the end while the other idles (durations on 2 cores beside another suite,
 // 2026-11-28: the stand-in LCM suite 10 minutes, kubespray and kubeadm on the test engine 8–9 each, the real
-// kubelet's suites 11–14, the other real-CLI suites 5–8 each); the long suites on the test engine before the
-// real-CLI ones, which wait for the tool build on a cold machine.
+// kubelet's suites 11–14 (the simple one, air-gapped, 14 alone), the other real-CLI suites 5–8 each); the long
+// suites on the test engine before the real-CLI ones, which wait for the tool build on a cold machine.
 // Every other test file follows, alphabetically.
 const fs = require("node:fs");
 const path = require("node:path");
@@ -13,10 +13,10 @@ const LONGEST_FIRST = [
     "kubeadm.lab.spec.ts",
     "kubesprayLcm.lab.spec.ts",
     "importRequest.lab.spec.ts",
-    "realLcm.lab.spec.ts",
-    "realStorage.lab.spec.ts",
     "realKubelet.lab.spec.ts",
     "realKubeletHa.lab.spec.ts",
+    "realLcm.lab.spec.ts",
+    "realStorage.lab.spec.ts",
     "realLcmSeeds.lab.spec.ts",
     "realPulumi.lab.spec.ts",
     "kubesprayStandIn.lab.spec.ts",
