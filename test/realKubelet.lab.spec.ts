@@ -48,7 +48,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
     useBuiltTools();
     this.timeout(900_000);
     let api: LabOpenStackApi;
-    const credentials: string[] = [REGISTRY_LOGIN.password];
+    // The login as it travels (the `auth` of the kubelet's and containerd's copies) and as typed.
+    const credentials: string[] = [REGISTRY_LOGIN.password, Buffer.from(`${REGISTRY_LOGIN.username}:${REGISTRY_LOGIN.password}`).toString("base64")];
     const suite = useLab([], { bootSystemd: true, secrets: () => [api?.credentials.password ?? "", ...credentials] });
     let stack: RealStack;
     let registryStack: RealStack;

@@ -42,7 +42,9 @@ describe("private registry on lab hosts (seed 002): the real program through the
     this.timeout(600_000);
     let tls: ReturnType<typeof makeCertificates>;
     let other: ReturnType<typeof makeCertificates>;
-    const suite = useLab([], { secrets: () => [LOGIN_PASSWORD, "registry-login-pw-2", tls?.privateKey, other?.privateKey].filter(Boolean) as string[] });
+    // Each login also as its `auth` (base64 of user:password), as the kubelet's and containerd's copies carry it.
+    const logins = [LOGIN_PASSWORD, "registry-login-pw-2"].flatMap((p) => [p, Buffer.from(`user01:${p}`).toString("base64")]);
+    const suite = useLab([], { secrets: () => [...logins, tls?.privateKey, other?.privateKey].filter(Boolean) as string[] });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-registry-"));
     let httpsRegistry: LabStack;
     let httpRegistry: LabStack;

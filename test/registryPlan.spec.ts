@@ -5,14 +5,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { hostsToml, kubeletCredentials, registryConfig, registryHostsLines } from "../components/registryPlan";
 import { imageArchiveFormat } from "../config/imageArchive";
-import { loadNodeScript } from "../providers/kubernetes/scripts";
+import { CONTAINERD_LOGINS_LIBRARY, loadNodeScript } from "../providers/kubernetes/scripts";
 import { dockerArchive, ociArchive } from "./support/ociImage";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
 /** One of nodePrep.sh's containerd filters, run here on a configuration text: [exit status, output]. */
 function filtered(config: string, ...action: string[]): [number, string] {
-    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh").text, "nodePrep.sh", ...action], { input: config, encoding: "utf8" });
+    const r = spawnSync("bash", ["-c", loadNodeScript("nodePrep.sh", undefined, CONTAINERD_LOGINS_LIBRARY).text, "nodePrep.sh", ...action], { input: config, encoding: "utf8" });
     return [r.status ?? -1, r.stdout];
 }
 const withHostsDir = (config: string) => filtered(config, "registry-hosts-dir");
@@ -102,7 +102,7 @@ describe("registry plan: what the registry VNF and the nodes' connections write"
 
     it("containerd's copy of the logins: the CRI plugin's registry.configs auth table per registry with a login, under the plugin of the configuration's version (1.x: io.containerd.grpc.v1.cri, 2.x: io.containerd.cri.v1.images)", () => {
         const block = (config: string, logins: string) => {
-            const r = spawnSync("bash", ["-c", loadNodeScript("registryConnections.sh").text, "registryConnections.sh", "logins-block"], { input: config, encoding: "utf8", env: { ...process.env, CONTAINERD_LOGINS: logins } });
+            const r = spawnSync("bash", ["-c", loadNodeScript("registryConnections.sh", undefined, CONTAINERD_LOGINS_LIBRARY).text, "registryConnections.sh", "logins-block"], { input: config, encoding: "utf8", env: { ...process.env, CONTAINERD_LOGINS: logins } });
             assert.equal(r.status, 0, r.stderr);
             return r.stdout;
         };

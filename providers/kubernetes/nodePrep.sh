@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares a Kubernetes node (sent after lib.sh): hostname, /etc/hosts entries, swap, kernel modules and
+# Prepares a Kubernetes node (sent after lib.sh and containerdLogins.sh, whose block of config.toml it keeps): hostname, /etc/hosts entries, swap, kernel modules and
 # sysctls, proxy settings for apt, containerd and kubelet, containerd with the systemd cgroup driver and
 # kubeadm's sandbox image, and kubelet/kubeadm/kubectl at one pinned version. Every part checks before it
 # changes; safe to run twice.
@@ -22,10 +22,6 @@ APT_PROXY_FILE=/etc/apt/apt.conf.d/95k8s-vnf-proxy
 KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 SOURCES=/etc/apt/sources.list.d/kubernetes.list
 HOSTS_DIR=/etc/containerd/certs.d
-CONTAINERD_CONFIG=/etc/containerd/config.toml
-# The registry connections' block of containerd's own registry logins (registryConnections.sh), kept here.
-LOGINS_BEGIN="# BEGIN k8s-vnf registry logins (privateRegistries); node preparation keeps this block"
-LOGINS_END="# END k8s-vnf registry logins"
 
 set_hostname() {
     local name="$1"

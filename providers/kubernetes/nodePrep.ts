@@ -9,10 +9,10 @@ import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
 import { isImageRepository } from "./kubeadm";
-import { loadNodeScript, parseReport } from "./scripts";
+import { CONTAINERD_LOGINS_LIBRARY, loadNodeScript, parseReport } from "./scripts";
 import { VersionPinnedProvider } from "./versionPin";
 
-const SCRIPT = loadNodeScript("nodePrep.sh");
+const SCRIPT = loadNodeScript("nodePrep.sh", __dirname, CONTAINERD_LOGINS_LIBRARY);
 
 export interface HostsEntry {
     address: string;

@@ -1,18 +1,18 @@
 /**
  * RegistryConnections: a Kubernetes node's connections to private registries (see registryConnections.sh):
- * containerd hosts.toml and CA per registry, /etc/hosts lines, logins as the kubelet's and containerd's credentials. In each
- * node's chain before its membership, so instantiate, scale-out and heal all join with them; a config change
- * reaches existing nodes as an update. Replaced with its VM; its delete (the last registry gone from config)
- * takes the connections out of a node that stays.
+ * containerd hosts.toml and CA per registry, /etc/hosts lines, logins as the kubelet's and containerd's
+ * credentials. In each node's chain before its membership, so instantiate, scale-out and heal all join with
+ * them; a config change reaches existing nodes as an update. Replaced with its VM; its delete (the last
+ * registry gone from config) takes the connections out of a node that stays.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { onSameMachine, StepDefinition, StepProvider } from "../step";
 import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
-import { loadNodeScript, parseReport } from "./scripts";
+import { CONTAINERD_LOGINS_LIBRARY, loadNodeScript, parseReport } from "./scripts";
 
-const SCRIPT = loadNodeScript("registryConnections.sh");
+const SCRIPT = loadNodeScript("registryConnections.sh", __dirname, CONTAINERD_LOGINS_LIBRARY);
 
 /** One registry's files on a node. */
 export interface RegistryConnection {
@@ -45,19 +45,22 @@ interface RegistryConnectionsState {
 const SERVER_RE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
 const HOSTS_LINE_RE = /^[0-9A-Fa-f:.]+ [A-Za-z0-9.-]+$/;
 
-/** Each login's `auth` value and password, for redaction besides the encoded file that carries them. */
-function loginsOf(credentials: string | undefined): string[] {
+/** Each registry's `auth` (base64 of user:password) in the kubelet's credentials file, by `host[:port]`. */
+function authsOf(credentials: string | undefined): [string, string][] {
     if (!credentials) return [];
-    const auths = Object.values((JSON.parse(credentials) as { auths?: Record<string, { auth?: string }> }).auths ?? {});
-    return auths.flatMap((a) => (a.auth ? [a.auth, Buffer.from(a.auth, "base64").toString("utf8").replace(/^[^:]*:/, "")] : []));
+    const auths = (JSON.parse(credentials) as { auths?: Record<string, { auth?: string }> }).auths ?? {};
+    return Object.entries(auths).flatMap(([server, a]) => (a.auth ? [[server, a.auth] as [string, string]] : []));
 }
 
-/** containerd's own logins, `host[:port] auth` lines, from the kubelet's credentials (registryConnections.sh says why both). */
-export function containerdLogins(credentials: string | undefined): string {
-    if (!credentials) return "";
-    const auths = (JSON.parse(credentials) as { auths?: Record<string, { auth?: string }> }).auths ?? {};
-    return Object.entries(auths)
-        .flatMap(([server, a]) => (a.auth ? [`${server} ${a.auth}`] : []))
+/** Each login's `auth` value and password, for redaction besides the encoded file that carries them. */
+function loginsOf(credentials: string | undefined): string[] {
+    return authsOf(credentials).flatMap(([, auth]) => [auth, Buffer.from(auth, "base64").toString("utf8").replace(/^[^:]*:/, "")]);
+}
+
+/** containerd's own logins, `host[:port] auth` lines, from the kubelet's credentials (containerdLogins.sh says why both). */
+function containerdLogins(credentials: string | undefined): string {
+    return authsOf(credentials)
+        .map(([server, auth]) => `${server} ${auth}`)
         .join("\n");
 }
 

@@ -7,6 +7,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { HostScript } from "../transport/ssh";
 
+/** containerd's copy of the registry logins, a block of its config.toml (containerdLogins.sh). */
+export const CONTAINERD_LOGINS_LIBRARY = path.join(__dirname, "containerdLogins.sh");
+
 /** Cinder volumes found, formatted once and mounted (providers/storage/volumes.sh). */
 export const VOLUMES_LIBRARY = path.join(__dirname, "..", "storage", "volumes.sh");
 

@@ -78,9 +78,12 @@ async function layout(repository: string, bins: Record<string, string>, rootfs: 
     }
 }
 
+/** A manifest's `image:` line: the key with its indentation, then the image (quotes left out). */
+const IMAGE_LINE = /^(\s*(?:-\s+)?image:\s*)["']?([^"'\s]+)["']?\s*$/gm;
+
 /** The images a manifest's containers name (its `image:` fields), as containerd's CRI plugin resolves them. */
 export function manifestImages(manifest: string): string[] {
-    return [...manifest.matchAll(/^\s*(?:-\s+)?image:\s*["']?([^"'\s]+)["']?\s*$/gm)].map((m) => normalizedReference(m[1]));
+    return [...manifest.matchAll(IMAGE_LINE)].map((m) => normalizedReference(m[2]));
 }
 
 /**
@@ -102,7 +105,7 @@ export function normalizedReference(name: string): string {
 
 /** The manifest with each image it names moved to `registry` (`host:port`), its path and tag kept: as an air-gapped site rewrites a release's manifest. */
 export function inRegistry(manifest: string, registry: string): string {
-    return manifest.replace(/^(\s*(?:-\s+)?image:\s*)["']?([^"'\s]+)["']?\s*$/gm, (_line, key: string, image: string) => `${key}${registry}/${normalizedReference(image).replace(/^[^/]+\//, "")}`);
+    return manifest.replace(IMAGE_LINE, (_line, key: string, image: string) => `${key}${registry}/${normalizedReference(image).replace(/^[^/]+\//, "")}`);
 }
 
 /** The file `kubernetesImages` writes an image's archive to, in its directory. */
@@ -117,17 +120,22 @@ export async function kubernetesImages(dir: string, tools: BuiltTools, version: 
     const rootfs = await Lab.rootfs();
     const repository = options.imageRepository ? ["--image-repository", options.imageRepository] : [];
     const listed = (await run(path.join(tools.bins.kube, "kubeadm"), ["config", "images", "list", "--kubernetes-version", version, ...repository])).stdout.split("\n").filter(Boolean);
-    const defaults = (await run("chroot", [rootfs, "containerd", "config", "default"])).stdout;
-    const sandbox = /^\s*sandbox_image = "([^"]+)"$/m.exec(defaults)?.[1];
-    if (!sandbox) throw new Error("the lab rootfs's containerd names no sandbox_image in its default configuration");
-    const names = [...new Set([...listed, ...(options.imageRepository ? [] : [sandbox]), ...manifests.flatMap(manifestImages)])];
-    await writeImages(dir, tools, names);
+    const names = [...new Set([...listed, ...(options.imageRepository ? [] : [await defaultSandboxImage(rootfs)]), ...manifests.flatMap(manifestImages)])];
+    await writeImages(dir, tools, names, rootfs);
     return names;
 }
 
-/** Writes the archives of the images `names` into `dir` (made if missing). */
-export async function writeImages(dir: string, tools: BuiltTools, names: string[]): Promise<void> {
-    const rootfs = await Lab.rootfs();
+/** The sandbox image of the lab rootfs's containerd, by its default configuration. */
+async function defaultSandboxImage(rootfs: string): Promise<string> {
+    const defaults = (await run("chroot", [rootfs, "containerd", "config", "default"])).stdout;
+    const sandbox = /^\s*sandbox_image = "([^"]+)"$/m.exec(defaults)?.[1];
+    if (!sandbox) throw new Error("the lab rootfs's containerd names no sandbox_image in its default configuration");
+    return sandbox;
+}
+
+/** Writes the archives of the images `names` into `dir` (made if missing), from the lab's rootfs. */
+export async function writeImages(dir: string, tools: BuiltTools, names: string[], rootfs?: string): Promise<void> {
+    rootfs ??= await Lab.rootfs();
     fs.mkdirSync(dir, { recursive: true });
     for (const name of names) {
         if (name.includes("@")) throw new Error(`${name}: the lab makes images by tag, not by digest`);

@@ -55,7 +55,8 @@ export async function kubeletNodes(
     const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
     const [cniVersion, supported] = POD_NETWORK.cniVersion;
     if (!release.includes(`"Network": "${POD_NETWORK.podCidr}"`) || !release.includes(cniVersion)) throw new Error(`flannel's ${POD_NETWORK.manifest} no longer has ${POD_NETWORK.podCidr} and ${cniVersion}: update POD_NETWORK`);
-    const manifest = airGap ? inRegistry(release.replace(cniVersion, supported), airGap.registry) : release.replace(cniVersion, supported);
+    const supportedRelease = release.replace(cniVersion, supported);
+    const manifest = airGap ? inRegistry(supportedRelease, airGap.registry) : supportedRelease;
     const images = path.join(suite.lab.dir, "images");
     const packages = path.join(suite.lab.dir, "packages");
     let preloadImages: { file: string; image: string }[] = [];
@@ -74,9 +75,11 @@ export async function kubeletNodes(
     const server = http.createServer((req, res) => {
         const url = new URL(req.url ?? "/", "http://lab");
         if (url.pathname === `/${POD_NETWORK.manifest}`) return void res.writeHead(200, { "Content-Type": "application/yaml" }).end(manifest);
-        const file = path.join(packages, path.normalize(decodeURIComponent(url.pathname.replace(/^\/packages\//, ""))).replace(/^(\.\.[/\\])+/, ""));
-        if (!airGap || !url.pathname.startsWith("/packages/") || !file.startsWith(`${packages}/`) || !fs.existsSync(file) || !fs.statSync(file).isFile()) return void res.writeHead(404).end();
-        res.writeHead(200, { "Content-Length": fs.statSync(file).size });
+        // A file of the package repository (path.join resolves any "..": what lands outside it is not served).
+        const file = path.join(packages, decodeURIComponent(url.pathname).replace(/^\/packages\//, ""));
+        const found = url.pathname.startsWith("/packages/") && file.startsWith(`${packages}/`) ? fs.statSync(file, { throwIfNoEntry: false }) : undefined;
+        if (!found?.isFile()) return void res.writeHead(404).end();
+        res.writeHead(200, { "Content-Length": found.size });
         fs.createReadStream(file).pipe(res);
     });
     await new Promise<void>((resolve) => server.listen(0, `${suite.lab.subnet}.1`, resolve));
