@@ -15,7 +15,7 @@ import { NfsClient } from "../providers/storage/nfsClient";
 import { SshTarget } from "../providers/transport/ssh";
 import { NodeProxy } from "../providers/kubernetes/nodePrep";
 import { apiAccessEndpoint, apiCertSans, clusterSettings, controlPlaneEndpoint, hostsEntries, kubeconfigAt, nodeProxy, PlannedNode, vrrpPriority, vrrpRouterId, workerLabels } from "./kubeadmPlan";
-import { hostsToml, kubeletCredentials, registryHostsLines } from "./registryPlan";
+import { kubeletCredentials, registryDirectories, registryHostsLines } from "./registryPlan";
 import { Server } from "./server";
 
 export interface KubeadmClusterArgs {
@@ -105,7 +105,7 @@ export const kubernetesSdk = (): typeof k8s => require("@pulumi/kubernetes");
 function registryConnectionInputs(registries: PrivateRegistryConnectionSpec[]) {
     const credentials = kubeletCredentials(registries);
     return {
-        registries: registries.map((r) => ({ server: r.server, hostsToml: hostsToml(r), caCertificate: r.caCertificate ?? "" })),
+        registries: registryDirectories(registries),
         hostsLines: registryHostsLines(registries),
         credentials: credentials === undefined ? undefined : pulumi.secret(credentials),
     };

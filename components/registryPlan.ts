@@ -51,16 +51,41 @@ export function registryUrl(r: Pick<PrivateRegistryConnectionSpec, "protocol" | 
     return `${r.protocol}://${r.server}`;
 }
 
+type RegistryAddress = Pick<PrivateRegistryConnectionSpec, "protocol" | "server" | "caCertificate">;
+
 /**
  * A registry's containerd hosts.toml (containerd docs/hosts.md): the registry itself as its host, pull and
  * resolve only; plain HTTP by its `http://` URL; for HTTPS, the CA written beside the file. The directory
  * is the registry's `host[:port]`, as containerd looks it up.
  */
-export function hostsToml(r: PrivateRegistryConnectionSpec): string {
+export function hostsToml(r: RegistryAddress): string {
+    return `${[HOSTS_TOML_MARK, `server = ${JSON.stringify(registryUrl(r))}`, "", ...hostSection(r)].join("\n")}\n`;
+}
+
+/**
+ * The hosts.toml of a registry name another registry mirrors (its directory is that name): the mirror as its
+ * only host, and no `server`, so containerd never falls back to the original (containerd
+ * core/remotes/docker/config/hosts.go ConfigureHosts adds the default host only for a directory without
+ * hosts). Pulls present the mirror's CA and, being pulls from the mirror's host, its login (the CRI plugin
+ * looks logins up by the host it contacts).
+ */
+export function mirrorHostsToml(mirror: RegistryAddress): string {
+    return `${[HOSTS_TOML_MARK, ...hostSection(mirror)].join("\n")}\n`;
+}
+
+function hostSection(r: RegistryAddress): string[] {
     const url = registryUrl(r);
-    const lines = [HOSTS_TOML_MARK, `server = ${JSON.stringify(url)}`, "", `[host.${JSON.stringify(url)}]`, '  capabilities = ["pull", "resolve"]'];
+    const lines = [`[host.${JSON.stringify(url)}]`, '  capabilities = ["pull", "resolve"]'];
     if (r.caCertificate !== undefined) lines.push(`  ca = ${JSON.stringify(`${CONTAINERD_HOSTS_DIR}/${r.server}/ca.crt`)}`);
-    return `${lines.join("\n")}\n`;
+    return lines;
+}
+
+/** Every directory the nodes' containerd gets: one per registry, and one per name a registry mirrors. */
+export function registryDirectories(registries: PrivateRegistryConnectionSpec[]): { server: string; hostsToml: string; caCertificate: string }[] {
+    return registries.flatMap((r) => [
+        { server: r.server, hostsToml: hostsToml(r), caCertificate: r.caCertificate ?? "" },
+        ...r.mirrorOf.map((name) => ({ server: name, hostsToml: mirrorHostsToml(r), caCertificate: "" })),
+    ]);
 }
 
 /**
@@ -69,7 +94,7 @@ export function hostsToml(r: PrivateRegistryConnectionSpec): string {
  * image's `host:port` against its keys and sends the login with each CRI pull of that image, whatever its
  * namespace. Undefined when no registry has a login.
  */
-export function kubeletCredentials(registries: PrivateRegistryConnectionSpec[]): string | undefined {
+export function kubeletCredentials(registries: Omit<PrivateRegistryConnectionSpec, "mirrorOf">[]): string | undefined {
     const auths = Object.fromEntries(
         registries.filter((r) => r.username !== undefined && r.password !== undefined).map((r) => [r.server, { auth: Buffer.from(`${r.username}:${r.password}`).toString("base64") }]),
     );
@@ -77,6 +102,6 @@ export function kubeletCredentials(registries: PrivateRegistryConnectionSpec[]):
 }
 
 /** The /etc/hosts lines (`<IP> <hostname>`) of the registries that give one. */
-export function registryHostsLines(registries: PrivateRegistryConnectionSpec[]): string[] {
+export function registryHostsLines(registries: Omit<PrivateRegistryConnectionSpec, "mirrorOf">[]): string[] {
     return registries.flatMap((r) => (r.hostsEntry ? [`${r.hostsEntry.ip} ${r.hostsEntry.hostname}`] : []));
 }

@@ -223,6 +223,15 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     });
 
     const seenServers = new Map<string, number>();
+    const mirrored = new Map<string, string>();
+    for (const [i, r] of config.privateRegistries.entries()) {
+        for (const [j, name] of r.mirrorOf.entries()) {
+            const field = `privateRegistries[${i}].mirrorOf[${j}]`;
+            if (mirrored.has(name)) c.fail(field, `${name} is mirrored by ${mirrored.get(name)} already`);
+            else if (config.privateRegistries.some((other) => other.server === name)) c.fail(field, `${name} is a registry of privateRegistries itself`);
+            mirrored.set(name, `privateRegistries[${i}].mirrorOf[${j}]`);
+        }
+    }
     const privateRegistries = config.privateRegistries.map((r, i) => {
         const field = `privateRegistries[${i}]`;
         if (seenServers.has(r.server)) c.fail(`${field}.server`, `duplicates privateRegistries[${seenServers.get(r.server)}].server`);

@@ -277,6 +277,12 @@ export const PrivateRegistrySchema = z
         caCertificateFile: packagePath.optional(),
         /** Entry added to /etc/hosts on every node. */
         hostsEntry: z.object({ ip: ipAddress, hostname: hostOrIp }).strict().optional(),
+        /**
+         * Registries this one mirrors, by the name images use (`docker.io`, `quay.io`, `registry.example:5000`):
+         * the nodes pull those names' images from it, with its CA and login, and never from the original (an
+         * air-gapped site's images, `nginx` or `docker.io/library/nginx` pulled as `library/nginx`).
+         */
+        mirrorOf: z.array(endpoint).default([]),
     })
     .strict();
 

@@ -87,6 +87,8 @@ export interface PrivateRegistryConnectionSpec {
     /** Its text (PEM). */
     caCertificate?: string;
     hostsEntry?: { ip: string; hostname: string };
+    /** Registry names (`docker.io`) whose images the nodes pull from this one instead. */
+    mirrorOf: string[];
 }
 
 export interface KubesprayAnsibleSpec {

@@ -76,6 +76,7 @@ const TackerClusterParams = z
                                 return rest.length === 0 && ipAddress.safeParse(ip).success && hostOrIp.safeParse(host ?? "").success;
                             }, 'must be "<IP address> <FQDN>"')
                             .optional(),
+                        mirror_of: z.array(endpoint).optional(),
                     })
                     .strict(),
             )

@@ -88,6 +88,7 @@ export const TACKER_FIELDS: FieldMapping[] = [
     { tacker: `${K}.private_registry_connection_info[].password`, config: "privateRegistries[].password", note: "secret" },
     { tacker: `${K}.private_registry_connection_info[].certificate_path`, config: "privateRegistries[].caCertificateFile", convert: packageFile },
     { tacker: `${K}.private_registry_connection_info[].hosts_string`, config: "privateRegistries[].hostsEntry", convert: hostsEntry, note: "\"<IP> <FQDN>\" becomes {ip, hostname}" },
+    { tacker: `${K}.private_registry_connection_info[].mirror_of`, config: "privateRegistries[].mirrorOf", note: "k8s-vnf's own: registry names (docker.io) the nodes pull from this registry instead" },
     { tacker: `${K}.ansible.ip_address`, config: "kubespray.host", convert: unlessPlaceholder, note: "\"\" or 0.0.0.0: the stack creates the Ansible server VM" },
     { tacker: `${K}.ansible.username`, config: "kubespray.username" },
     { tacker: `${K}.ansible.password`, config: "kubespray.password", note: "secret" },

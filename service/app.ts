@@ -10,7 +10,7 @@ import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } 
 import { maskSecrets, redactText } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
-import { NfvoOptions, tackerVimView } from "./kubernetesVims";
+import { NfvoOptions } from "./kubernetesVims";
 import { instanceLinks } from "./instanceView";
 import { Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
@@ -22,6 +22,7 @@ import { clientError, DEFAULT_HTTP_LIMITS, HttpLimits, limitedServer } from "./h
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
+import { vimRoutes } from "./vimRoutes";
 
 export const API_VERSION = "1.3.0";
 
@@ -299,36 +300,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         raw.on("close", finish);
     });
 
-    // VIMs: OpenStack credentials the service holds for instances' vimConnectionInfo.vimId (not SOL003).
-    app.post(`/k8s-vnf/v1/vims`, { schema: { body: SCHEMAS.vimRegistration } }, async (request, reply) => {
-        const { password, id: requested, ...rest } = request.body as Body;
-        const id = requested ?? randomUUID();
-        if (store.get("vims", id)) throw conflict(`VIM ${id} is already registered`);
-        store.put([{ table: "vims", id, body: { id, ...rest, __password: password } }]);
-        return reply.code(201).header("location", `${base(request)}/k8s-vnf/v1/vims/${id}`).send({ id, ...rest });
-    });
-    app.get(`/k8s-vnf/v1/vims`, async () => store.list("vims").map(visible));
-    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => {
-        const vim = store.get("vims", request.params.id);
-        if (!vim) throw notFound("VIM", request.params.id);
-        return visible(vim);
-    });
-
-    // Tacker's NFVO VIM API, read only (what `openstack vim list` and `vim show` call): the VIMs this service
-    // holds, its clusters' Kubernetes VIMs among them, never their credentials.
-    const tackerVims = async (request: FastifyRequest) => {
-        const query = request.query as Record<string, string | undefined>;
-        const vims = store.list("vims").filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
-        return { vims: vims.map(tackerVimView) };
-    };
-    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => {
-        const vim = store.get("vims", request.params.id.replace(/\.json$/, ""));
-        if (!vim) throw notFound("VIM", request.params.id);
-        return { vim: tackerVimView(vim) };
-    };
-    app.get("/v1.0/vims", tackerVims);
-    app.get("/v1.0/vims.json", tackerVims);
-    app.get<{ Params: { id: string } }>("/v1.0/vims/:id", tackerVim);
+    vimRoutes(app, { store, base, visible });
 
     app.post(`${API_PREFIX}/subscriptions`, { schema: { body: SCHEMAS.subscriptionRequest } }, async (request, reply) => {
         const body = request.body as Body;

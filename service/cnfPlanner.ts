@@ -138,6 +138,9 @@ export class CnfPlanner {
     private vimOf(params: Body): CnfVim {
         const all: Body[] = params.vimConnectionInfo ?? [];
         const kubernetes = all.map((v, i) => ({ v, i })).filter(({ v }) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType)));
+        // As with Tacker, a request naming no Kubernetes VIM goes to the one registered with --is-default.
+        const fallback = kubernetes.length === 0 ? this.store.list("vims").find((v) => v.type === "kubernetes" && v.isDefault) : undefined;
+        if (fallback) kubernetes.push({ v: { vimId: fallback.id }, i: all.length });
         if (kubernetes.length !== 1) {
             throw new ProblemError(400, "vimConnectionInfo: a CNF names one Kubernetes VIM (vimType kubernetes or ETSINFV.KUBERNETES.V_1): its vimId as `openstack vim list` shows it, or interfaceInfo.endpoint and accessInfo.bearer_token");
         }

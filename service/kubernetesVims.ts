@@ -160,7 +160,7 @@ export function tackerVimView(vim: Body): Body {
         vim_project: { name: vim.projectName ?? "default" },
         placement_attr: { regions: vim.namespaces ?? (vim.region ? [vim.region] : []) },
         status: "ACTIVE",
-        is_default: false,
+        is_default: vim.isDefault === true,
         description: vim.description ?? "",
         created_at: vim.createdAt ?? null,
         updated_at: vim.updatedAt ?? null,

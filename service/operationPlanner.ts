@@ -118,7 +118,8 @@ export class OperationPlanner {
                         `additionalParams names files of the VNF package (PV manifests, certificates or image archives), and this service has no package for vnfdId ${JSON.stringify(String(instance.vnfdId))}: ${where}`,
                     );
                 }
-                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean);
+                // Naming no VIM: the OpenStack VIM registered with --is-default, else the service's own OS_* credentials.
+                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean) ?? this.store.list("vims").find((v) => (v.type ?? "openstack") === "openstack" && v.isDefault)?.id;
                 const vim = vimId ? this.store.get("vims", vimId) : undefined;
                 if (vimId && !vim) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
                 if (vim?.type === "kubernetes") throw new ProblemError(400, `vimConnectionInfo.vimId: ${vimId} is a Kubernetes VIM (${vim.name}); a cluster's VMs need an OpenStack VIM`);

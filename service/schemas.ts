@@ -155,4 +155,37 @@ export const SCHEMAS = {
         },
         additionalProperties: false,
     },
+    /** Tacker's NFVO `POST /v1.0/vims`, as python-tackerclient's `vim register` sends it. */
+    tackerVimRegistration: {
+        type: "object",
+        required: ["vim"],
+        properties: {
+            vim: {
+                type: "object",
+                required: ["name", "auth_url", "auth_cred"],
+                properties: {
+                    name: { type: "string", minLength: 1, maxLength: 255 },
+                    type: { enum: ["openstack", "kubernetes"] },
+                    auth_url: { type: "string", minLength: 1, maxLength: 2048 },
+                    auth_cred: {
+                        type: "object",
+                        properties: {
+                            bearer_token: { type: "string", minLength: 1 },
+                            ssl_ca_cert: { type: "string" },
+                            username: { type: "string" },
+                            password: { type: "string" },
+                            user_domain_name: { type: "string" },
+                            cert_verify: { enum: ["True", "False"] },
+                        },
+                        additionalProperties: false,
+                    },
+                    vim_project: { type: "object", properties: { name: { type: "string" }, project_domain_name: { type: "string" } }, additionalProperties: false },
+                    description: { type: "string", maxLength: 1024 },
+                    is_default: { type: "boolean" },
+                },
+                additionalProperties: false,
+            },
+        },
+        additionalProperties: false,
+    },
 } as const;

@@ -5,26 +5,29 @@ import { workerMemberStep } from "../providers/kubernetes/workerMember";
 import { SshTarget } from "../providers/transport/ssh";
 import { envelope, HASH, joins, quickApiRetries, World } from "./support/scriptedCluster";
 
-describe("leaving a cluster whose API server is not there for a moment, or that an entire heal takes away (kubeadm.ts: kubectl, onControlPlaneWhileThere)", () => {
+describe("leaving a cluster whose API server is not there for a moment, or that an entire heal takes away (kubeadm.ts: kubectl; leavingCluster.ts: onControlPlaneWhileThere)", () => {
     quickApiRetries();
     const workerOuts = (w: World, worker: SshTarget, master: SshTarget) => ({ ...envelope(worker), vmId: "vm", nodeName: "w-0", endpoint: `${master.host}:6443`, caCertHash: HASH, controlPlanes: [w.ref(master.host)], drainTimeoutSeconds: 60, nodeStatus: "Ready" as const });
-
-    it("worker delete while an entire heal's reset has stopped the master's API server but not yet removed its kubeconfig (the real kubeadm stops the static Pods first): it waits, then takes the cluster as gone and resets the worker", async () => {
+    /** A world of master m-0 (10.0.0.5) and worker w-0 (10.0.0.7), and the worker's membership as stored. */
+    const oneMasterOneWorker = () => {
         const w = new World();
         const m0 = w.machine("10.0.0.5", "m-0", "master");
         const worker = w.machine("10.0.0.7", "w-0", "worker");
+        return { w, m0, worker, leave: () => workerMemberStep.deleteAcross!(w.hosts(), workerOuts(w, worker, m0)) };
+    };
+
+    it("worker delete while an entire heal's reset has stopped the master's API server but not yet removed its kubeconfig (the real kubeadm stops the static Pods first): it waits, then takes the cluster as gone and resets the worker", async () => {
+        const { w, worker, leave } = oneMasterOneWorker();
         w.resetRefusals = 2;
-        await workerMemberStep.deleteAcross!(w.hosts(), workerOuts(w, worker, m0));
+        await leave();
         assert.deepEqual(joins(w, worker.host), ["reset"]);
         assert.equal(w.calls.filter((c) => c.startsWith("10.0.0.5 kubectl ")).length, 3, "refused twice, then the kubeconfig is gone");
     });
 
     it("worker delete while an entire heal replaces the master's VM under the drain: the session goes, a new one finds another machine there, so the cluster is gone and the worker is reset", async () => {
-        const w = new World();
-        const m0 = w.machine("10.0.0.5", "m-0", "master");
-        const worker = w.machine("10.0.0.7", "w-0", "worker");
+        const { w, worker, leave } = oneMasterOneWorker();
         w.drainEnds = "vmReplacedMeanwhile";
-        await workerMemberStep.deleteAcross!(w.hosts(), workerOuts(w, worker, m0));
+        await leave();
         assert.deepEqual(joins(w, worker.host), ["reset"]);
     });
 
@@ -36,6 +39,31 @@ describe("leaving a cluster whose API server is not there for a moment, or that 
         w.machine("10.0.0.5", "m-0", "fresh", "another-key");
         await workerMemberStep.deleteAcross!(w.hosts(), outs);
         assert.deepEqual(joins(w, worker.host), ["reset"]);
+    });
+
+    it("worker delete after an entire heal's reset of the master, its VM not yet replaced: the master answers with no kubeconfig and no API server manifest, so the cluster is gone and the worker is reset", async () => {
+        const { w, m0, worker, leave } = oneMasterOneWorker();
+        w.machines.get(m0.host)!.files.clear();
+        await leave();
+        assert.deepEqual(joins(w, worker.host), ["reset"]);
+    });
+
+    it("worker delete while a master that lost only its kubeconfig still runs the cluster (its API server manifest there): the delete fails, so the worker and its VM stay", async () => {
+        const { w, m0, worker, leave } = oneMasterOneWorker();
+        w.machines.get(m0.host)!.files.delete("/etc/kubernetes/admin.conf");
+        await assert.rejects(leave(), /none of the control-plane nodes \(m-0\) answered/);
+        assert.deepEqual(joins(w, worker.host), []);
+    });
+
+    it("worker delete while one master is down and the other reset: no master can tell, so the delete fails", async () => {
+        const w = new World();
+        const m0 = w.machine("10.0.0.5", "m-0", "master");
+        const m1 = w.machine("10.0.0.6", "m-1", "master");
+        const worker = w.machine("10.0.0.7", "w-0", "worker");
+        w.machines.get(m0.host)!.up = false;
+        w.machines.get(m1.host)!.files.clear();
+        await assert.rejects(workerMemberStep.deleteAcross!(w.hosts(), { ...workerOuts(w, worker, m0), controlPlanes: [w.ref(m0.host), w.ref(m1.host)] }), /none of the control-plane nodes \(m-0, m-1\) answered/);
+        assert.deepEqual(joins(w, worker.host), []);
     });
 
     it("a worker's labels go with a cluster an entire heal resets meanwhile, without failing the delete", async () => {

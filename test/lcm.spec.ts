@@ -260,8 +260,6 @@ describe("LCM service authentication", function () {
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
 /** The vnfdId seed 000's instance is created with: its package is examples/package under `serve --packages`. */
 const STORAGE_VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
-/** The vnfdId of seed 003's CNF: examples/cnf-package (its VNFD and manifests). */
-const CNF_VNFD = "c3f0e5a1-0003-4a6b-8d2e-1f0a9b8c7d03";
 
 describe("LCM operations as stack updates: the real openstack client, the Automation API, the stand-in Pulumi CLI running the program on lab hosts", function () {
     this.timeout(300_000);
@@ -270,7 +268,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
     // VNF packages as `serve --packages` takes them: one unpacked folder per vnfdId.
     const packagesDir = path.join(dataDir, "packages");
     fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(packagesDir, STORAGE_VNFD), { recursive: true });
-    fs.cpSync(path.join(PROJECT_DIR, "examples/cnf-package"), path.join(packagesDir, CNF_VNFD), { recursive: true });
     let lab: Lab;
     let project: ServiceProject;
     let env: Record<string, string>;
@@ -317,14 +314,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
     };
     const vnfcs = async () => (await api("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo as any[];
-    const latestOp = async (instanceId: string) => {
-        for (let i = 0; i < 1200; i++) {
-            const last = (await api("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
-            if (last && !["STARTING", "PROCESSING", "ROLLING_BACK"].includes(last.operationState)) return last;
-            await new Promise((r) => setTimeout(r, 250));
-        }
-        assert.fail(`${instanceId}: the operation did not finish`);
-    };
     const workerCount = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").length;
     const seedFile = (name: string) => {
         const file = path.join(dataDir, name);
@@ -405,16 +394,9 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]).sort(), (await vnfcs()).map((v) => [v.id, "ADDED"]).sort());
     });
 
-    // Seed 003: the cluster just instantiated is a Kubernetes VIM; CNFs go into its stand-in API server.
-    let kubernetesVimId = "";
+    // Seed 003: the cluster just instantiated is a Kubernetes VIM. CNFs through the service run on the real
+    // kubelet's cluster (realKubelet.lab.spec.ts), their planning in process (lcmVim.spec.ts).
     const clusterObjects = (kind: string, namespace?: string) => listObjects(path.join(lab.clusterState, stack()), { kind, namespace });
-    const cnfRequestFile = (name: string, change: (body: any) => void) => {
-        const body = seedBody(lab, "cnf-namespace-instantiate.json");
-        change(body);
-        const file = path.join(dataDir, name);
-        fs.writeFileSync(file, JSON.stringify(body));
-        return file;
-    };
 
     it("the cluster is a Kubernetes VIM: `openstack vim list` (client) shows kubernetes_vim at its API endpoint; the instance names it in vimConnectionInfo; no token anywhere", async () => {
         const vimCommand = (...args: string[]) => exec("openstack", ["--os-auth-type", "none", "--os-endpoint", service.url, "vim", ...args, "-f", "json"], { timeout: 60_000 });
@@ -427,55 +409,6 @@ describe("LCM operations as stack updates: the real openstack client, the Automa
         assert.ok(instance.vimConnectionInfo.some((v: any) => v.vimId === vim.ID && v.vimType === "ETSINFV.KUBERNETES.V_1"), JSON.stringify(instance.vimConnectionInfo));
         const token = Buffer.from(clusterObjects("Secret", "kube-system").find((s) => s.metadata.name === "k8s-vnf-vim-token")!.data.token, "base64").toString();
         for (const route of ["/v1.0/vims", `/v1.0/vims/${vim.ID}`, `/vnflcm/v1/vnf_instances/${id}`, "/vnflcm/v1/vnf_lcm_op_occs"]) assert.ok(!JSON.stringify((await api("GET", route)).body).includes(token), route);
-        kubernetesVimId = vim.ID;
-    });
-
-    it("seed 003's body as it is, but for the vimId `vim list` gave (client): its Pod in namespacea of the cluster, labelled with the instance, Running; show has the namespace", async () => {
-        const cnf = (await json("create", CNF_VNFD, "--name", "cnf-seed-003")).ID;
-        assert.match(await openstack("instantiate", cnf, cnfRequestFile("cnf-seed.json", (b) => (b.vimConnectionInfo[0].vimId = kubernetesVimId))), /has been accepted/);
-        const op = await latestOp(cnf);
-        assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
-        const [pod, ...others] = clusterObjects("Pod", "namespacea");
-        assert.deepEqual(others, []);
-        assert.equal(pod.metadata.name, "vdu2");
-        assert.equal(pod.metadata.labels.tacker_vnf_instance_id, cnf);
-        assert.equal(pod.status.phase, "Running");
-        assert.ok(clusterObjects("Namespace").some((n) => n.metadata.name === "namespacea"), "the CNF made its namespace");
-        assert.equal((await api("GET", `/vnflcm/v1/vnf_instances/${cnf}`)).body.metadata.namespace, "namespacea");
-        assert.match(await openstack("terminate", "--termination-type", "FORCEFUL", cnf), /has been accepted/);
-        assert.equal((await latestOp(cnf)).operationState, "COMPLETED");
-        assert.ok(!clusterObjects("Namespace").some((n) => n.metadata.name === "namespacea"), "and deleted it with itself");
-        await openstack("delete", cnf);
-    });
-
-    it("a CNF with the package's Deployment (client): scale out by its VNFD aspect makes pods, heal of one VNFC rolls its Deployment's pods, terminate leaves nothing", async () => {
-        const cnf = (await json("create", CNF_VNFD, "--name", "cnf-deployment")).ID;
-        const file = cnfRequestFile("cnf-deployment.json", (b) => {
-            b.vimConnectionInfo[0].vimId = kubernetesVimId;
-            b.additionalParams = { "lcm-kubernetes-def-files": ["Files/kubernetes/deployment.yaml", "Files/kubernetes/pod.yaml"], namespace: "cnf-lcm" };
-        });
-        assert.match(await openstack("instantiate", cnf, file), /has been accepted/);
-        assert.equal((await latestOp(cnf)).operationState, "COMPLETED");
-        const pods = (prefix: string) => clusterObjects("Pod", "cnf-lcm").filter((p) => p.metadata.name.startsWith(prefix));
-        assert.equal(pods("vdu1-").length, 1, "the VNFD's initial delta");
-        assert.match(await openstack("scale", "--type", "SCALE_OUT", "--aspect-id", "vdu1_aspect", "--number-of-steps", "2", cnf), /has been accepted/);
-        assert.equal((await latestOp(cnf)).operationState, "COMPLETED");
-        assert.equal(pods("vdu1-").length, 3);
-        assert.ok(pods("vdu1-").every((p) => p.status.phase === "Running"));
-        const shown = (await api("GET", `/vnflcm/v1/vnf_instances/${cnf}`)).body;
-        assert.deepEqual(shown.instantiatedVnfInfo.scaleStatus, [{ aspectId: "vdu1_aspect", scaleLevel: 2 }]);
-        const vdu1 = shown.instantiatedVnfInfo.vnfcResourceInfo.find((v: any) => v.vduId === "VDU1");
-        const [before, podBefore] = [pods("vdu1-").map((p) => p.metadata.uid), pods("vdu2")[0].metadata.uid];
-        assert.match(await openstack("heal", "--vnfc-instance", vdu1.id, "--", cnf), /has been accepted/);
-        assert.equal((await latestOp(cnf)).operationState, "COMPLETED");
-        assert.equal(pods("vdu1-").length, 3);
-        for (const p of pods("vdu1-")) assert.ok(!before.includes(p.metadata.uid), `${p.metadata.name} was made by the heal`);
-        assert.equal(pods("vdu2")[0].metadata.uid, podBefore, "the other VNFC's pod is untouched");
-        assert.match(await openstack("terminate", "--termination-type", "FORCEFUL", cnf), /has been accepted/);
-        assert.equal((await latestOp(cnf)).operationState, "COMPLETED");
-        assert.deepEqual(clusterObjects("Pod", "cnf-lcm"), []);
-        assert.ok(!clusterObjects("Namespace").some((n) => n.metadata.name === "cnf-lcm"));
-        await openstack("delete", cnf);
     });
 
     it("a failed entire heal rolled back (client) restores the previous stack config exactly: the heal key it added is removed, no VM is replaced", async () => {

@@ -18,7 +18,8 @@
  *     and root's inotify instances are raised, which every host shares (test/lab/kubeletHolds.sh).
  * The pod network is flannel's own manifest of v0.28.10, its images made from flannel's binaries and Debian's
  * iptables (kubeImages.ts), the CNI plugins of kubernetes-cni in /opt/cni/bin as that package installs them.
- * Seed 003's CNF package runs on it through the cluster's VIMs, its `nginx` image made from Debian's nginx.
+ * Seed 003's CNF package runs on it through the cluster's VIMs, its `nginx` image made from Debian's nginx and pulled
+ * from the registry VNF, which the nodes have as docker.io's mirror (`privateRegistries[].mirrorOf`).
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
@@ -28,7 +29,10 @@ import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realKubectl } from "./support/realKubectl";
 import { acrossNodes, adminKubectl, AIR_GAP_REGISTRY_CA, airGapRegistry, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteApi, suiteStack, tokenKubeconfig } from "./support/realCluster";
+import { openstackClient, seedBody } from "./support/lcmClient";
 import { PROJECT_DIR } from "./support/program";
+import { realServiceEnv, settledOperation, startService } from "./support/realLcmService";
+import { serviceProject } from "./support/serviceProject";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -39,6 +43,8 @@ const VERSION = "v1.31.4";
 /** Seed 003's package: a Deployment (vdu1) and its Service, and a bare Pod (vdu2), both of the image `nginx`. */
 const CNF_PACKAGE = path.join(PROJECT_DIR, "examples/cnf-package");
 const CNF_MANIFESTS = ["Files/kubernetes/deployment.yaml", "Files/kubernetes/service.yaml", "Files/kubernetes/pod.yaml"];
+/** Its vnfdId in the LCM service's packages. */
+const CNF_VNFD = "cnf-seed-003";
 /** The registry VNF the cluster's images come from (seed 002: HTTPS, one htpasswd login), and its VM. */
 const REGISTRY_VNF = "rlr";
 const REGISTRY_HOST = `${REGISTRY_VNF}-registry`;
@@ -114,7 +120,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         const packageDir = path.join(dir, "package");
         const workloads = CNF_MANIFESTS.map((file) => fs.readFileSync(path.join(CNF_PACKAGE, file), "utf8"));
         let preloadImages;
-        ({ cniManifest, preloadImages, packageRepository, packageVersions } = await kubeletNodes(suite, VERSION, workloads, { registry, imageRepository, packageDir }));
+        let mirrorOf: string[];
+        ({ cniManifest, preloadImages, mirrorOf, packageRepository, packageVersions } = await kubeletNodes(suite, VERSION, workloads, { registry, imageRepository, packageDir }));
         // The registry's volume holds the cluster's images (about 150 MB compressed).
         api = await suiteApi(suite, CLUSTER, { volumeMb: 1024 });
         let privateKey: string;
@@ -128,7 +135,7 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
                 masters: { count: 1, password: suite.lab.password },
                 workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
                 kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30, imageRepository, packageRepository },
-                privateRegistries: [{ protocol: "https", server: registry, ...REGISTRY_LOGIN, caCertificateFile: AIR_GAP_REGISTRY_CA }],
+                privateRegistries: [{ protocol: "https", server: registry, ...REGISTRY_LOGIN, caCertificateFile: AIR_GAP_REGISTRY_CA, mirrorOf }],
                 tenants: [{ name: "team-a", role: "user", namespaces: ["team-a-cnf"] }],
             }),
             api,
@@ -180,14 +187,14 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         assert.match(await inside(WORKER(0), "ip -d link show flannel.1"), /vxlan id 1 /, "flannel's VXLAN device");
     });
 
-    it("air-gapped: every image of the control plane, CoreDNS, the sandbox and the pod network came from the registry VNF, which refuses a pull without its login", async () => {
+    it("air-gapped: every image of the control plane, CoreDNS, the sandbox and the pod network came from the registry VNF, which refuses a pull without its login; the VM image had none", async () => {
         const running = (JSON.parse(await kubectl("get", "pods", "-n", "kube-system", "-o", "json")).items as any[]).flatMap((p) => p.spec.containers.map((c: any) => c.image));
         assert.deepEqual(running.filter((image) => !image.startsWith(`${registry}/`)), [], "every kube-system Pod runs an image of the registry");
         for (const host of [MASTER, WORKER(0)]) {
             const images = (await inside(host, "ctr -n k8s.io images ls -q")).split("\n").filter((i) => i && !i.startsWith("sha256:"));
             const [fromRegistry, other] = [images.filter((i) => i.startsWith(`${registry}/`)), images.filter((i) => !i.startsWith(`${registry}/`))];
             assert.ok(fromRegistry.includes(`${imageRepository}/pause:3.10`) && fromRegistry.some((i) => i.startsWith(`${registry}/flannel-io/flannel:`)), `${host}: ${fromRegistry.join(" ")}`);
-            assert.deepEqual(other, ["docker.io/library/nginx:latest"], `${host}: only the CNF's image was in the VM image`);
+            assert.deepEqual(other, [], `${host}: no image but the registry's`);
         }
         assert.ok((await inside(MASTER, "ctr -n k8s.io images ls -q")).includes(`${imageRepository}/kube-apiserver:${VERSION}`));
         const anonymous = `curl -s -o /dev/null -w '%{http_code}' --cacert '/etc/containerd/certs.d/${registry}/ca.crt' https://${registry}/v2/k8s/pause/manifests/3.10`;
@@ -230,6 +237,9 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             ["vdu1", "Running", WORKER(0)],
             ["vdu2", "Running", WORKER(0)],
         ]);
+        // `nginx` is docker.io's name: pulled from the registry VNF, which mirrors docker.io, with its login.
+        assert.equal(await inside(WORKER(0), `cat /etc/containerd/certs.d/docker.io/hosts.toml`), `# Written by k8s-vnf (privateRegistries); rewritten on every update.\n[host."https://${registry}"]\n  capabilities = ["pull", "resolve"]\n  ca = "/etc/containerd/certs.d/${registry}/ca.crt"\n`);
+        assert.match(await inside(WORKER(0), "ctr -n k8s.io images ls -q"), /^docker\.io\/library\/nginx:latest$/m);
         const labelled = (await kubectl("get", "deployments,services,pods", "-n", "team-a-cnf", "-l", "tacker_vnf_instance_id=rl-cnf-1", "-o", "name")).trim().split("\n");
         assert.deepEqual(labelled.filter((n) => !n.startsWith("pod/vdu1-")), ["deployment.apps/vdu1", "service/vdu1", "pod/vdu2"], "every object labelled with the instance");
         for (const pod of pods) assert.equal(pod.metadata.labels.tacker_vnf_instance_id, "rl-cnf-1", `${pod.metadata.name}: the instance label, through the pod template too`);
@@ -274,6 +284,69 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         const stranger = await cnfStack(`${CLUSTER}-cnf-stranger`, "not-a-token-of-this-cluster", { namespace: "team-a-cnf" });
         // client-go's words for the API server's 401 (apimachinery v0.31.4 api/errors NewGenericServerResponse).
         assert.match((await failure(suite, () => stranger.up())).message, /the server has asked for the client to provide credentials/);
+    });
+
+    it("seed 003 through the LCM service on the real CLI: the cluster registered by `openstack vim register` (its VIM's token and CA); the seed's body as it is but for that vimId, and beside it the package's Deployment as a second CNF (client): the real plugin makes each namespace and its objects, labelled with the instance, which the real kubelet runs; the Deployment scaled out by its VNFD aspect and one VNFC healed (its pods new, the other VNFC's kept); `vim delete` refused meanwhile; terminate deletes each with its namespace, then the VIM goes", async () => {
+        const lcmDir = path.join(dir, "lcm");
+        const packages = path.join(lcmDir, "packages");
+        fs.cpSync(CNF_PACKAGE, path.join(packages, CNF_VNFD), { recursive: true });
+        const project = serviceProject();
+        const service = await startService(lcmDir, project, realServiceEnv(lcmDir), packages);
+        try {
+            const openstack = openstackClient(() => service.url);
+            const vim = outputs().vim;
+            const vimConfig = path.join(lcmDir, "vim.yaml");
+            fs.writeFileSync(vimConfig, `auth_url: ${vim.endpoint}\ntype: kubernetes\nproject_name: default\nbearer_token: ${outputs().vimToken}\nssl_ca_cert: |\n${vim.caCertificate.trim().replace(/^/gm, "  ")}\n`, { mode: 0o600 });
+            const vimId = JSON.parse(await openstack("vim", "register", "--config-file", vimConfig, "rl-cluster", "-f", "json")).id;
+            /** Runs `openstack vnflcm ARGS` (a task) and waits for the instance's operation: COMPLETED. */
+            const task = async (id: string, ...args: string[]) => {
+                assert.match(await openstack("vnflcm", ...args), /has been accepted/);
+                const op = await settledOperation(service, id);
+                assert.equal(op.operationState, "COMPLETED", `${args[0]}: ${JSON.stringify(op.error)}`);
+            };
+            const instantiate = async (name: string, change: (body: any) => void) => {
+                const id = JSON.parse(await openstack("vnflcm", "create", CNF_VNFD, "-f", "json")).ID as string;
+                const body = seedBody(suite.lab, "cnf-namespace-instantiate.json");
+                body.vimConnectionInfo[0].vimId = vimId;
+                change(body);
+                const request = path.join(lcmDir, `${name}.json`);
+                fs.writeFileSync(request, JSON.stringify(body));
+                await task(id, "instantiate", id, request);
+                return id;
+            };
+            const [seed, deployment] = await Promise.all([
+                instantiate("seed-003", () => undefined),
+                instantiate("deployment", (b) => (b.additionalParams = { "lcm-kubernetes-def-files": ["Files/kubernetes/deployment.yaml", "Files/kubernetes/pod.yaml"], namespace: "rl-cnf-lcm" })),
+            ]);
+            assert.deepEqual((await cnfPods("namespacea")).map((p) => [p.metadata.name, p.metadata.labels.tacker_vnf_instance_id, p.status.phase, p.spec.nodeName]), [["vdu2", seed, "Running", WORKER(0)]]);
+            assert.equal((await service.call("GET", `/vnflcm/v1/vnf_instances/${seed}`)).body.metadata.namespace, "namespacea");
+            const pods = async (prefix: string) => (await cnfPods("rl-cnf-lcm")).filter((p) => p.metadata.name.startsWith(prefix));
+            assert.deepEqual((await pods("vdu1-")).map((p) => [p.metadata.labels.tacker_vnf_instance_id, p.status.phase]), [[deployment, "Running"]], "the VNFD's initial delta");
+
+            await task(deployment, "scale", "--type", "SCALE_OUT", "--aspect-id", "vdu1_aspect", "--number-of-steps", "2", deployment);
+            assert.deepEqual((await pods("vdu1-")).map((p) => p.status.phase), ["Running", "Running", "Running"]);
+            const shown = (await service.call("GET", `/vnflcm/v1/vnf_instances/${deployment}`)).body;
+            assert.deepEqual(shown.instantiatedVnfInfo.scaleStatus, [{ aspectId: "vdu1_aspect", scaleLevel: 2 }]);
+            const [before, bare] = [(await pods("vdu1-")).map((p) => p.metadata.uid as string), (await pods("vdu2"))[0].metadata.uid];
+            const vdu1 = shown.instantiatedVnfInfo.vnfcResourceInfo.find((v: any) => v.vduId === "VDU1");
+            await task(deployment, "heal", "--vnfc-instance", vdu1.id, "--", deployment);
+            await eventually("the Deployment's pods all new and Running", 120_000, async () => {
+                const now = await pods("vdu1-");
+                return now.length === 3 && now.every((p) => !before.includes(p.metadata.uid) && p.status.phase === "Running") ? true : undefined;
+            });
+            assert.equal((await pods("vdu2"))[0].metadata.uid, bare, "the other VNFC's pod is untouched");
+            await assert.rejects(openstack("vim", "delete", vimId), new RegExp(`VIM ${vimId} is in use by VNF instance\\(s\\) (${seed}, ${deployment}|${deployment}, ${seed})`));
+
+            await Promise.all([seed, deployment].map((id) => task(id, "terminate", "--termination-type", "FORCEFUL", id)));
+            await eventually("the namespaces the CNFs made gone with them", 120_000, async () => (/namespace\/(namespacea|rl-cnf-lcm)$/m.test(await kubectl("get", "namespaces", "-o", "name")) ? undefined : true));
+            for (const id of [seed, deployment]) await openstack("vnflcm", "delete", id);
+            await openstack("vim", "delete", vimId);
+            assert.deepEqual(JSON.parse(await openstack("vim", "list", "-f", "json")), []);
+        } finally {
+            suite.captured.push(service.output);
+            await service.stop();
+            project.remove();
+        }
     });
 
     it("a second up changes nothing: the real Kubernetes plugin's diff of every object is empty", async () => {
@@ -387,12 +460,9 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [MASTER, WORKER(0)]);
     });
 
-    it("destroy: every resource of the cluster deleted, then the registry's; no lab host left", async () => {
-        await stack.destroy();
-        assert.deepEqual(stack.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
-        assert.deepEqual(servers(), []);
-        assert.deepEqual(suite.lab.hostNames(), [REGISTRY_HOST]);
-        await registryStack.destroy();
+    it("destroy: every resource of the cluster and of the registry deleted (the two stacks at once); no lab host left", async () => {
+        await Promise.all([stack.destroy(), registryStack.destroy()]);
+        for (const destroyed of [stack, registryStack]) assert.deepEqual(destroyed.state().filter((r) => r.type !== "pulumi:pulumi:Stack"), []);
         assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
     });

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { hostsToml, kubeletCredentials, registryConfig, registryHostsLines } from "../components/registryPlan";
+import { hostsToml, kubeletCredentials, mirrorHostsToml, registryConfig, registryDirectories, registryHostsLines } from "../components/registryPlan";
 import { imageArchiveFormat } from "../config/imageArchive";
 import { CONTAINERD_LOGINS_LIBRARY, loadNodeScript } from "../providers/kubernetes/scripts";
 import { dockerArchive, ociArchive } from "./support/ociImage";
@@ -65,6 +65,25 @@ describe("registry plan: what the registry VNF and the nodes' connections write"
         const https = hostsToml({ protocol: "https", server: "registry.example.com", caCertificate: CA });
         assert.match(https, /^server = "https:\/\/registry\.example\.com"\n\n\[host\."https:\/\/registry\.example\.com"\]\n {2}capabilities = \["pull", "resolve"\]\n {2}ca = "\/etc\/containerd\/certs\.d\/registry\.example\.com\/ca\.crt"\n$/m);
         assert.doesNotMatch(hostsToml({ protocol: "https", server: "r.example:443" }), /ca =/, "no CA given: the system's");
+    });
+
+    it("a mirror: the mirrored name's directory holds the mirror as its only host (no server: never the original), with the mirror's CA; one directory per registry and per mirrored name", () => {
+        const mirror = { protocol: "https" as const, server: "10.0.0.60:5000", caCertificate: CA, mirrorOf: ["docker.io", "quay.io"] };
+        assert.equal(
+            mirrorHostsToml(mirror),
+            '# Written by k8s-vnf (privateRegistries); rewritten on every update.\n[host."https://10.0.0.60:5000"]\n  capabilities = ["pull", "resolve"]\n  ca = "/etc/containerd/certs.d/10.0.0.60:5000/ca.crt"\n',
+        );
+        const dirs = registryDirectories([mirror, { protocol: "http", server: "192.168.0.10:5000", mirrorOf: [] }]);
+        assert.deepEqual(
+            dirs.map((d) => [d.server, d.caCertificate === CA, /^server = /m.test(d.hostsToml)]),
+            [
+                ["10.0.0.60:5000", true, true],
+                ["docker.io", false, false],
+                ["quay.io", false, false],
+                ["192.168.0.10:5000", false, true],
+            ],
+        );
+        assert.equal(dirs[1].hostsToml, dirs[2].hostsToml);
     });
 
     it("the kubelet's credentials: one Docker config.json entry per registry with a login, keyed by host[:port]; none without logins", () => {

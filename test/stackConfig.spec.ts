@@ -91,6 +91,9 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a registry heal on a cluster", () => ({ config: edit(base.config, "heal", () => ({ nodes: { registry: 1 } })) }), "heal.nodes.registry"],
         ["a node heal on a registry VNF", () => ({ config: edit(registryConfig(), "heal", () => ({ nodes: { "worker-0": 1 } })) }), "heal.nodes.worker-0"],
         ["an IPv6 registry without brackets", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "fd00::10" }]) }), "privateRegistries[0].server"],
+        ["a registry name mirrored twice", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["docker.io"] }, { protocol: "http", server: "10.0.0.6:5000", mirrorOf: ["docker.io"] }]) }), "privateRegistries[1].mirrorOf[0]"],
+        ["a mirror of a registry of the list", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["10.0.0.6:5000"] }, { protocol: "http", server: "10.0.0.6:5000" }]) }), "privateRegistries[0].mirrorOf[0]"],
+        ["a mirrored name that is no registry name", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["https://docker.io"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
         ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
     ];

@@ -92,6 +92,13 @@ describe("Tacker InstantiateVnfRequest conversion", () => {
             assert.deepEqual(cluster.privateRegistries.map((r) => [r.protocol, r.server]), [["http", "192.168.0.10:5000"], ["https", "registry.example.com"]]);
             assert.deepEqual(cluster.privateRegistries[1].hostsEntry, { ip: "192.168.0.20", hostname: "registry.example.com" });
             assert.equal(cluster.privateRegistries[1].username, "user01");
+            assert.deepEqual(cluster.privateRegistries.map((r) => r.mirrorOf), [[], []]);
+
+            const body = request("registry-connection-instantiate.json");
+            body.additionalParams.k8s_cluster_installation_param.private_registry_connection_info[1].mirror_of = ["docker.io", "quay.io"];
+            const mirroring = convert(body, { packageDir: pkg.dir }).loaded.spec;
+            assert.ok(mirroring.kind === "cluster");
+            assert.deepEqual(mirroring.privateRegistries[1].mirrorOf, ["docker.io", "quay.io"], "k8s-vnf's own mirror_of");
         } finally {
             pkg.cleanup();
         }

@@ -4,7 +4,7 @@
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
 import { Hosts, onSameMachine } from "../step";
-import { ConnectError, ExecResult, HostKeyMismatchError, HostScript, SshSession, SshTarget } from "../transport/ssh";
+import { ConnectError, ExecResult, HostScript, SshSession, SshTarget } from "../transport/ssh";
 import { sh } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
@@ -44,6 +44,7 @@ export function listsControlPlanes(value: unknown): value is ControlPlaneRef[] {
 }
 
 const ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf";
+const API_SERVER_MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
 const JOIN_CONFIG_FILE = "/run/k8s-vnf/kubeadm-join.yaml";
 const INIT_CONFIG_FILE = "/run/k8s-vnf/kubeadm-init.yaml";
 const UPLOAD_CERTS_CONFIG_FILE = "/run/k8s-vnf/kubeadm-upload-certs.yaml";
@@ -101,6 +102,15 @@ export async function isControlPlane(s: SshSession): Promise<boolean> {
 }
 
 /**
+ * Whether this master has been through `kubeadm reset`: no admin kubeconfig and no API server manifest (reset
+ * removes the manifests before the kubeconfigs: cmd/kubeadm/app/cmd/phases/reset cleanupnode.go
+ * `resetConfigDir`). A master that lost only its kubeconfig still runs the cluster.
+ */
+export async function wasReset(s: SshSession): Promise<boolean> {
+    return !(await isControlPlane(s)) && (await s.exec(sh`test -f ${API_SERVER_MANIFEST}`, { sudo: true, allowFailure: true })).code !== 0;
+}
+
+/**
  * Runs `fn` on the first control-plane node that answers and still is one; fails with ConnectError when
  * none is left.
  */
@@ -111,49 +121,6 @@ export function onControlPlane<T>(hosts: Hosts, candidates: ControlPlaneRef[], f
         (s, index) => fn(s, candidates[index]),
         isControlPlane,
     );
-}
-
-/**
- * As {@link onControlPlane}, for a step leaving a cluster that may be going away itself (an entire heal resets
- * the masters and replaces their VMs while the workers' memberships go): when `fn` fails on a host that has
- * stopped being a control-plane node meanwhile, or another machine already answers at a master's address,
- * there is no cluster left to leave, and the answer is undefined.
- */
-export async function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
-    try {
-        return await onControlPlane(hosts, candidates, async (cp, ref) => {
-            try {
-                return await fn(cp, ref);
-            } catch (e) {
-                if (await stillControlPlane(hosts, cp, ref)) throw e;
-                console.log(`${ref.name} stopped being a control-plane node meanwhile: the cluster is going away`);
-                return undefined;
-            }
-        });
-    } catch (e) {
-        // Another machine at a control-plane node's address (its VM replaced: an entire heal) holds none of this cluster.
-        if (!(e instanceof HostKeyMismatchError)) throw e;
-        console.log(`another machine answers at a control-plane node's address (a new VM): the cluster is going away`);
-        return undefined;
-    }
-}
-
-/**
- * Whether `ref` is still a control-plane node. When the session to it went meanwhile (an entire heal
- * replacing its VM), a new one asks again: another machine at its address (another host key), or none
- * answering within the connection policy, is no control-plane node of this cluster any more.
- */
-async function stillControlPlane(hosts: Hosts, cp: SshSession, ref: ControlPlaneRef): Promise<boolean> {
-    try {
-        return await isControlPlane(cp);
-    } catch {
-        try {
-            return await hosts.on(ref.connection, isControlPlane);
-        } catch (e) {
-            if (e instanceof ConnectError || e instanceof HostKeyMismatchError) return false;
-            throw e;
-        }
-    }
 }
 
 /**
@@ -233,7 +200,7 @@ export async function joinCredentials(cp: SshSession, controlPlane: boolean, tok
 
 /** The address and port a control-plane node's API server advertises, from the manifest kubeadm wrote for it. */
 async function advertisedEndpoint(cp: SshSession): Promise<{ address: string; port: number }> {
-    const manifest = (await cp.exec(sh`cat /etc/kubernetes/manifests/kube-apiserver.yaml`, { sudo: true, quiet: true })).stdout;
+    const manifest = (await cp.exec(sh`cat ${API_SERVER_MANIFEST}`, { sudo: true, quiet: true })).stdout;
     const m = new RegExp(`^\\s*${ADVERTISED_ENDPOINT.replace(/\./g, "\\.")}: "?\\[?([0-9a-fA-F.:]+?)\\]?:(\\d+)"?$`, "m").exec(manifest);
     if (!m) throw new Error(`the API server manifest of this control-plane node has no ${ADVERTISED_ENDPOINT} annotation`);
     return { address: m[1], port: Number(m[2]) };

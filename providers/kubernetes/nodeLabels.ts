@@ -10,7 +10,8 @@ import { StepResource } from "../stepResource";
 import { SshSession, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
 import { ComputeApi, computeHostOf } from "./computeHost";
-import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane, onControlPlaneWhileThere } from "./kubeadm";
+import { ControlPlaneRef, kubectl, nodeLabels, nodeStatus, onControlPlane } from "./kubeadm";
+import { onControlPlaneWhileThere } from "./leavingCluster";
 
 type Labels = Record<string, string>;
 
@@ -69,7 +70,8 @@ async function apply(hosts: Hosts, i: NodeLabelsInputs, previous: Labels): Promi
 export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> = {
     kind: "NodeLabels",
     // 2: a delete while an entire heal resets the cluster is no failure (stored code runs the delete).
-    version: "2",
+    // 3: ... also when every master was reset before the delete started (and kubectl's narrower retries, README (16)).
+    version: "3",
     outputs: ["computeHost", "appliedLabels"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,

@@ -12,7 +12,8 @@ import { StepResource } from "../stepResource";
 import { RemoteCommandError, SshTarget } from "../transport/ssh";
 import { StepPlan } from "../remoteActions";
 import { changeService, serviceAction, validateService } from "./nodeService";
-import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, onControlPlaneWhileThere, resetIfReachable } from "./kubeadm";
+import { clusterJoinCredentials, ControlPlaneRef, drainNode, hasJoined, isCaCertHash, kubeadmJoin, kubeadmReset, kubectl, NodeStatus, nodeStatus, onControlPlane, resetIfReachable } from "./kubeadm";
+import { onControlPlaneWhileThere } from "./leavingCluster";
 
 interface WorkerMemberInputs {
     [key: string]: unknown;
@@ -39,7 +40,8 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
     kind: "WorkerMember",
     // 4: leaving a cluster that an entire heal resets meanwhile is no failure (stored code runs the delete).
     // 5: ... also while the reset has stopped the API server but not yet removed the admin kubeconfig.
-    version: "5",
+    // 6: ... also when every master was reset before the delete started (and kubectl's narrower retries, README (16)).
+    version: "6",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,

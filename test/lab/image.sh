@@ -118,7 +118,7 @@ node_image() {
         mkdir -p "$root/etc/kubernetes/manifests" "$root/var/lib/kubelet"
         ln -sfn /lib/systemd/system/kubelet.service "$root/etc/systemd/system/multi-user.target.wants/kubelet.service"
     fi
-    cni=$(sed -n 's/^cni //p' "$labdir/tools" 2>/dev/null)
+    cni=$(sed -n 's/^cni //p' "$labdir/tools" 2>/dev/null || true)
     if [[ -n "$cni" ]]; then
         mkdir -p "$root/etc/cni/net.d"
         for tool in bridge host-local loopback portmap; do install -D -m 0755 "$cni/$tool" "$root/opt/cni/bin/$tool"; done

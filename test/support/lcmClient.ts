@@ -61,7 +61,13 @@ const exec = promisify(execFile);
 
 /** The real client against a service at `serviceUrl()` (no authentication): `openstack vnflcm ARGS`, what it printed. */
 export function vnflcmClient(serviceUrl: () => string): (...args: string[]) => Promise<string> {
-    return async (...args) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", serviceUrl(), "vnflcm", ...args], { timeout: 60_000 })).stdout;
+    const openstack = openstackClient(serviceUrl);
+    return (...args) => openstack("vnflcm", ...args);
+}
+
+/** `openstack ARGS` against the service, what it printed; a failure's message has what it printed on stderr. */
+export function openstackClient(serviceUrl: () => string): (...args: string[]) => Promise<string> {
+    return async (...args) => (await exec("openstack", ["--os-auth-type", "none", "--os-endpoint", serviceUrl(), ...args], { timeout: 60_000 })).stdout;
 }
 
 /**

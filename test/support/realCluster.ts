@@ -41,16 +41,18 @@ export interface AirGap {
  * flannel's manifest on the lab's bridge address, where the hosts reach it. The stack's `kubernetes.podCidr`
  * must be POD_NETWORK.podCidr, the network the manifest gives flannel (its net-conf.json), as flannel's
  * documentation has kubeadm init's.
- * With `airGap`, as an air-gapped site has it: kubeadm's images and the pod network's are not preloaded but made
- * for the registry's `preloadImages`, and the manifest served names them in the registry; the VM image has no
- * Kubernetes, whose packages the lab serves in pkgs.k8s.io's layout (kubePackages.ts) at `packageRepository`.
+ * With `airGap`, as an air-gapped site has it: nothing is preloaded. kubeadm's images and the pod network's are
+ * made for the registry's `preloadImages`, and the manifest served names them in the registry; the workloads'
+ * images go into the registry under their own names (`library/nginx:latest`), for the registry to mirror the
+ * names they come from (`mirrorOf`: docker.io). The VM image has no Kubernetes, whose packages the lab serves
+ * in pkgs.k8s.io's layout (kubePackages.ts) at `packageRepository`.
  */
 export async function kubeletNodes(
     suite: LabSuite,
     version: string,
     workloads: string[] = [],
     airGap?: AirGap,
-): Promise<{ cniManifest: string; preloadImages: { file: string; image: string }[]; packageRepository?: string; packageVersions?: Record<string, string> }> {
+): Promise<{ cniManifest: string; preloadImages: { file: string; image: string }[]; mirrorOf: string[]; packageRepository?: string; packageVersions?: Record<string, string> }> {
     const tools = builtTools();
     const release = fs.readFileSync(path.join(path.dirname(tools.bins.cni), "manifests", POD_NETWORK.manifest), "utf8");
     const [cniVersion, supported] = POD_NETWORK.cniVersion;
@@ -60,14 +62,20 @@ export async function kubeletNodes(
     const images = path.join(suite.lab.dir, "images");
     const packages = path.join(suite.lab.dir, "packages");
     let preloadImages: { file: string; image: string }[] = [];
+    let mirrorOf: string[] = [];
     let packageVersions: Record<string, string> | undefined;
     if (airGap) {
         const dir = path.join(airGap.packageDir, "Files/images");
         const names = await kubernetesImages(dir, tools, version, [manifest], { imageRepository: airGap.imageRepository });
-        preloadImages = names.map((name) => ({ file: path.join("Files/images", archiveName(name)), image: name.slice(airGap.registry.length + 1) }));
-        await writeImages(images, tools, [...new Set(workloads.flatMap(manifestImages))]);
+        const workloadImages = [...new Set(workloads.flatMap(manifestImages))];
+        await writeImages(dir, tools, workloadImages);
+        const domainOf = (name: string) => name.slice(0, name.indexOf("/"));
+        preloadImages = [
+            ...names.map((name) => ({ file: path.join("Files/images", archiveName(name)), image: name.slice(airGap.registry.length + 1) })),
+            ...workloadImages.map((name) => ({ file: path.join("Files/images", archiveName(name)), image: name.slice(domainOf(name).length + 1) })),
+        ];
+        mirrorOf = [...new Set(workloadImages.map(domainOf))];
         packageVersions = kubernetesPackageRepository(packages, tools, version.replace(/^v/, ""));
-        suite.lab.giveTools({ images });
     } else {
         await kubernetesImages(images, tools, version, [manifest, ...workloads]);
         suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd, cni: tools.bins.cni, images });
@@ -85,7 +93,7 @@ export async function kubeletNodes(
     await new Promise<void>((resolve) => server.listen(0, `${suite.lab.subnet}.1`, resolve));
     suite.onTeardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const base = `http://${suite.lab.subnet}.1:${(server.address() as AddressInfo).port}`;
-    return { cniManifest: `${base}/${POD_NETWORK.manifest}`, preloadImages, ...(airGap ? { packageRepository: `${base}/packages`, packageVersions } : {}) };
+    return { cniManifest: `${base}/${POD_NETWORK.manifest}`, preloadImages, mirrorOf, ...(airGap ? { packageRepository: `${base}/packages`, packageVersions } : {}) };
 }
 
 /** `RealStack.create`, the stack disposed with the suite after what it printed goes to the suite's secret scan. */

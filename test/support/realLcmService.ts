@@ -65,17 +65,9 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
     ctx.openstack = vnflcmClient(() => ctx.service.url);
     ctx.call = (method, route, body) => ctx.service.call(method, route, body);
     ctx.startService = async () => {
-        const packages = options.packages ? ["--packages", packagesDir()] : [];
-        ctx.service = await ServiceProcess.start(path.join(ctx.dataDir, "service"), {}, ["--project", ctx.project.dir, ...packages], ctx.env);
+        ctx.service = await startService(ctx.dataDir, ctx.project, ctx.env, options.packages ? packagesDir() : undefined);
     };
-    ctx.settle = async (instanceId) => {
-        for (let i = 0; i < 2400; i++) {
-            const last = (await ctx.call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
-            if (last && !RUNNING.includes(last.operationState)) return last;
-            await new Promise((r) => setTimeout(r, 250));
-        }
-        assert.fail("the operation did not finish");
-    };
+    ctx.settle = (instanceId) => settledOperation(ctx.service, instanceId);
     ctx.vnfcs = async (instanceId) => (await ctx.call("GET", `/vnflcm/v1/vnf_instances/${instanceId}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
     ctx.seedFile = (name) => {
         const file = path.join(ctx.dataDir, name);
@@ -98,16 +90,13 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
         // Made here, not when the suite is declared, so that a suite that is skipped or filtered out leaves none.
         ctx.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-"));
         suite.onTeardown(() => fs.rmSync(ctx.dataDir, { recursive: true, force: true }));
-        const home = path.join(ctx.dataDir, "pulumi-home");
         ctx.project = serviceProject();
         suite.onTeardown(() => ctx.project.remove());
-        fs.mkdirSync(home);
-        fs.mkdirSync(path.join(ctx.dataDir, "service"));
         if (options.packages) {
             fs.mkdirSync(packagesDir());
             await options.packages(packagesDir());
         }
-        ctx.env = { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: tools.pulumiRoot };
+        ctx.env = realServiceEnv(ctx.dataDir);
         await ctx.startService();
         ctx.callback = await Callback.start();
         suite.onTeardown(async () => {
@@ -136,6 +125,29 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
     });
 
     return ctx;
+}
+
+/** The environment of a service running the built Pulumi CLI, its Pulumi home in `dataDir`. */
+export function realServiceEnv(dataDir: string): Record<string, string> {
+    const home = path.join(dataDir, "pulumi-home");
+    fs.mkdirSync(home, { recursive: true });
+    return { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot };
+}
+
+/** `k8s-vnf serve` on `project` with its data in `dataDir`/service, and the packages in `packagesDir`. */
+export async function startService(dataDir: string, project: ServiceProject, env: Record<string, string>, packagesDir?: string): Promise<ServiceProcess> {
+    fs.mkdirSync(path.join(dataDir, "service"), { recursive: true });
+    return ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir, ...(packagesDir ? ["--packages", packagesDir] : [])], env);
+}
+
+/** An instance's newest operation once it has left STARTING/PROCESSING/ROLLING_BACK. */
+export async function settledOperation(service: ServiceProcess, instanceId: string): Promise<any> {
+    for (let i = 0; i < 2400; i++) {
+        const last = (await service.call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body.filter((o: any) => o.vnfInstanceId === instanceId).at(-1);
+        if (last && !RUNNING.includes(last.operationState)) return last;
+        await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.fail("the operation did not finish");
 }
 
 /**

@@ -15,10 +15,10 @@
 #   $STATE/objects/NS/RESOURCE/NAME.json
 #                             every other Kubernetes object, live as the API server holds it (metadata.uid,
 #                             resourceVersion, generation, spec, status); NS is the namespace, `_cluster` for
-#                             cluster-scoped kinds, RESOURCE the plural (pods, deployments, clusterrolebindings).
-#                             Written by the Kubernetes provider's stand-in and its controllers
-#                             (test/support/engine/kubernetes/), which also create the bootstrap namespaces and
-#                             RBAC roles on first use; they read nodes/ and labels/ to schedule pods
+#                             cluster-scoped kinds, RESOURCE the plural (serviceaccounts, clusterrolebindings).
+#                             Written by the Kubernetes provider's stand-in and its token and namespace
+#                             controllers (test/support/engine/kubernetes/), which also create the bootstrap
+#                             namespaces and RBAC roles on first use; it runs no workloads
 #   $STATE/objects/.resourceVersion  the cluster's last resourceVersion (one counter, as etcd's revision)
 #   $STATE/configmaps/NS/NAME.yaml
 #                             the ConfigMaps kubeadm's addons make, as `kubectl get configmap -o yaml` prints

@@ -1,10 +1,15 @@
 /**
  * STAND-IN for the Kubernetes resource provider (pulumi-kubernetes v4.32.0, the source read while @pulumi/kubernetes
  * was pinned at 4.34.2; the pin is now 4.25.0, whose real plugin tools/build.sh builds, and which the real-engine
- * suites run once the lab has a real API server) and the API server, controllers, scheduler and kubelets behind it
- * (./kubernetes/: each file cites what it stands in for). Objects go into the stand-in cluster state the lab's
- * kubeadm and kubectl stand-ins keep (test/lab/stand-ins/common.sh): `objects/<namespace|_cluster>/<resource>/
- * <name>.json`, PersistentVolumes under `pvs/` (kubernetes/persistentVolumes.ts).
+ * suites run against a real API server) and the API server and controllers behind it (./kubernetes/: each file cites
+ * what it stands in for). It stays for the suites that run the program on the test engine and lab hosts: there a
+ * cluster is a Kubernetes VIM, so the stand-in models that VIM's objects (Namespaces with their deletion, the
+ * ServiceAccount, its token Secret the token controller fills, ClusterRoleBinding, Role, RoleBinding, with
+ * authentication, RBAC and its escalation check) and the package's PersistentVolumes, nothing else: any other kind
+ * is refused (kubernetes/kinds.ts), since CNF workloads run on a real cluster (test/realKubelet.lab.spec.ts).
+ * Objects go into the stand-in cluster state the lab's kubeadm and kubectl stand-ins keep
+ * (test/lab/stand-ins/common.sh): `objects/<namespace|_cluster>/<resource>/<name>.json`, PersistentVolumes under
+ * `pvs/` (kubernetes/persistentVolumes.ts).
  *
  * What follows the real provider (provider/pkg/provider/provider.go, provider/pkg/await/await.go):
  * - Configure: the cluster is the one the kubeconfig's current server names (a cluster state whose `endpoint=` it
@@ -18,9 +23,10 @@
  * - DiffConfig: the provider is replaced when the kubeconfig's active cluster changes (provider.go 490-560);
  * - Create: a POST (server-side apply mode creates with Create unless upsertExistingObjects), retried on NotFound
  *   (a namespace created in parallel) 5 times with waits of 1, 2, 4, 8, 16 and 32 s (provider/pkg/retry); AlreadyExists
- *   with the provider's advice; then the kind's awaiter (kubernetes/awaiters.ts) while the controllers run
- *   (kubernetes/controllers.ts); the id is `<namespace>/<name>` or `<name>` (fqObjName);
- * - Update: a server-side apply of the new inputs, then the awaiter with the object before the update as lastOutputs;
+ *   with the provider's advice; then the kind's awaiter while the controllers run (kubernetes/controllers.ts): of
+ *   the modelled kinds only a service-account-token Secret and a PersistentVolume have one (awaiters.go); the id is
+ *   `<namespace>/<name>` or `<name>` (fqObjName);
+ * - Update: a read of the live object, a server-side apply of the new inputs, then the awaiter;
  * - Delete: foreground propagation (metadata.DeletionPropagation's default), then waiting until the object is gone
  *   (10 minutes, "timed out waiting for the condition"); an object already gone is deleted; an unreachable
  *   cluster fails it unless the provider says `deleteUnreachable`;
@@ -34,7 +40,6 @@ import * as path from "node:path";
 import { Lab } from "../../lab/lab";
 import { ApiServer, bootstrap } from "./kubernetes/apiServer";
 import { activeConfig, authenticate, clientRefusal, isUnauthorized } from "./kubernetes/authn";
-import { AwaitState, awaiterFor } from "./kubernetes/awaiters";
 import { Controllers } from "./kubernetes/controllers";
 import { replacingChanges } from "./kubernetes/diff";
 import { invalid, isNotFound, StatusError } from "./kubernetes/errors";
@@ -65,13 +70,11 @@ export interface KubernetesTimings {
     pollMs: number;
     /** The create retry's first wait (provider/pkg/retry SleepingRetry: 1 s, doubling). */
     createRetryBaseMs: number;
-    /** How long Endpoints must stay unchanged before the Service awaiter calls them settled (service.go: 10 s). */
-    endpointsSettleMs: number;
     /** How long the service-account-token Secret awaiter waits for its data (awaiters.go: 5 s). */
     serviceAccountTokenWaitMs: number;
 }
 
-const REAL_TIMINGS: KubernetesTimings = { pollMs: 100, createRetryBaseMs: 1000, endpointsSettleMs: 10_000, serviceAccountTokenWaitMs: 5_000 };
+const REAL_TIMINGS: KubernetesTimings = { pollMs: 100, createRetryBaseMs: 1000, serviceAccountTokenWaitMs: 5_000 };
 const DELETE_LIMIT_MS = 10 * 60_000;
 const CREATE_RETRIES = 5;
 
@@ -160,9 +163,8 @@ export class KubernetesStandIn {
                 throw new Error(`resource "${label}" was not successfully created by the Kubernetes API server: ${describe(e)}`);
             }
         }
-        c.controllers.reconcile();
         try {
-            const live = await this.awaitReady(c, kind, created, { startedAt: Date.now() });
+            const live = await this.awaitReady(c, kind, created);
             return { id: fqName(kind, live), outputs: live };
         } catch (e) {
             throw new Error(`resource "${label}" was successfully created, but the Kubernetes API server reported that it failed to fully initialize or become live: ${describe(e)}`);
@@ -182,17 +184,15 @@ export class KubernetesStandIn {
             await this.awaitPersistentVolume(c.store.clusterDir, name);
             return livePersistentVolume(c.store.clusterDir, name)!;
         }
-        let lastOutputs: Props;
         let applied: Props;
         try {
-            lastOutputs = c.api.get(kind, namespace, name);
+            c.api.get(kind, namespace, name);
             applied = c.api.apply(kind, namespace, name, object);
         } catch (e) {
             throw new Error(`update of resource "${id}" failed: ${describe(e)}`);
         }
-        c.controllers.reconcile();
         try {
-            return await this.awaitReady(c, kind, applied, { startedAt: Date.now(), lastOutputs });
+            return await this.awaitReady(c, kind, applied);
         } catch (e) {
             throw new Error(`the Kubernetes API server reported that "${id}" failed to fully initialize or become live: ${describe(e)}`);
         }
@@ -287,19 +287,20 @@ export class KubernetesStandIn {
         }
     }
 
-    private async awaitReady(c: Connection, kind: KindInfo, created: Props, state: AwaitState): Promise<Props> {
-        const awaiter = awaiterFor(created);
+    /**
+     * The provider's awaiters for the modelled kinds other than PersistentVolumes: a service-account-token Secret
+     * waits for its data (untilCoreV1SecretInitialized, pulumi-kubernetes PR #2048); the others, a ServiceAccount too
+     * on Kubernetes ≥ 1.24 (untilCoreV1ServiceAccountInitialized), wait for nothing.
+     */
+    private async awaitReady(c: Connection, kind: KindInfo, created: Props): Promise<Props> {
         const { namespace, name } = created.metadata;
+        const started = Date.now();
         let live = created;
         for (;;) {
             c.controllers.reconcile();
             live = c.store.get(kind, namespace, name) ?? live;
-            if (!awaiter || awaiter.ready(live, c.store, state, this.timings.endpointsSettleMs)) return live;
-            const timeoutMs = live.kind === "Secret" ? this.timings.serviceAccountTokenWaitMs : awaiter.timeoutMs;
-            if (Date.now() - state.startedAt > timeoutMs) {
-                if (awaiter.readyAtTimeout?.(live, c.store)) return live;
-                throw new Error(awaiter.timeoutError(live, c.store));
-            }
+            if (kind.kind !== "Secret" || live.type !== "kubernetes.io/service-account-token" || Object.keys(live.data ?? {}).length > 0) return live;
+            if (Date.now() - started > this.timings.serviceAccountTokenWaitMs) throw new Error(`Timeout occurred polling for '${name}'`);
             await sleep(this.timings.pollMs);
         }
     }

@@ -2,39 +2,33 @@
  * The stand-in API server's request path for one authenticated user: authorization (rbac.ts), validation
  * (validation.ts), admission (NamespaceLifecycle: plugin/pkg/admission/namespace/lifecycle/admission.go — content
  * in a missing namespace is `namespaces "x" not found`, in a terminating one Forbidden), RBAC's escalation check,
- * defaulting (defaults.ts), then storage (store.ts): metadata.uid, creationTimestamp, generation (1, +1 when the
- * spec changes: the apps strategies' PrepareForUpdate), resourceVersion; AlreadyExists for a taken name.
+ * defaulting (defaults.ts), then storage (store.ts): metadata.uid, creationTimestamp, resourceVersion;
+ * AlreadyExists for a taken name.
  *
  * Updates are server-side apply's: the applied configuration's fields replace the live ones, fields other
- * managers own stay (the token controller's Secret data, the controllers' annotations, status, a Service's
- * clusterIP) (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager). Deletion marks what has finalizers (a
- * Namespace, until the namespace controller emptied it) and otherwise removes the object with its dependents, as
- * the garbage collector does for the foreground propagation pulumi-kubernetes asks for
- * (provider/pkg/metadata/overrides.go DeletionPropagation; pkg/controller/garbagecollector).
+ * managers own stay (the token controller's Secret data and annotation, status)
+ * (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager). Deletion marks a Namespace (its finalizer holds it until
+ * the namespace controller emptied it) and removes anything else at once.
  */
 import { randomUUID } from "node:crypto";
 import { UserInfo } from "./authn";
 import { withDefaults } from "./defaults";
 import { alreadyExists, forbidden, invalid, notFound } from "./errors";
-import { KindInfo, KINDS, kindNamed, qualifiedResource } from "./kinds";
+import { KindInfo, kindNamed, qualifiedResource } from "./kinds";
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES, Rbac } from "./rbac";
 import { Obj, ObjectStore } from "./store";
 import { validate } from "./validation";
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
-/** Kinds whose spec changes raise metadata.generation (their strategies' PrepareForUpdate). */
-const GENERATION_FIELDS: Record<string, string[]> = { Deployment: ["spec"], ReplicaSet: ["spec"], StatefulSet: ["spec"], DaemonSet: ["spec"], Job: ["spec"], Pod: [], Service: [] };
-/** Annotations the controllers own on objects a user applies. */
-const CONTROLLER_ANNOTATIONS = ["deployment.kubernetes.io/revision", "kubernetes.io/service-account.uid"];
-
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** The annotation the token controller owns on a Secret a user applies. */
+const TOKEN_CONTROLLER_ANNOTATION = "kubernetes.io/service-account.uid";
 
 /** The objects the API server and kubeadm create for a new cluster; idempotent. */
 export function bootstrap(store: ObjectStore): void {
     if (store.get(kindNamed("ClusterRole"), undefined, "cluster-admin")) return;
     const now = new Date().toISOString();
     const meta = (name: string, namespace?: string) => ({ name, ...(namespace ? { namespace } : {}), uid: randomUUID(), creationTimestamp: now });
-    for (const ns of SYSTEM_NAMESPACES) store.put(kindNamed("Namespace"), withDefaults("Namespace", { metadata: { ...meta(ns), labels: { "kubernetes.io/metadata.name": ns } } }, { servicesCidr: "", clusterIPs: new Set() }));
+    for (const ns of SYSTEM_NAMESPACES) store.put(kindNamed("Namespace"), withDefaults("Namespace", { metadata: { ...meta(ns), labels: { "kubernetes.io/metadata.name": ns } } }));
     for (const [name, rules] of Object.entries(BOOTSTRAP_CLUSTER_ROLES)) {
         store.put(kindNamed("ClusterRole"), { metadata: { ...meta(name), labels: { "kubernetes.io/bootstrapping": "rbac-defaults" }, annotations: { "rbac.authorization.kubernetes.io/autoupdate": "true" } }, rules });
     }
@@ -90,9 +84,8 @@ export class ApiServer {
         if (namespace !== undefined) this.admitNamespace(kind, namespace, name);
         if (kind.group === "rbac.authorization.k8s.io") this.rbac.confirmNoEscalation(this.user, kind, object);
         if (this.store.get(kind, namespace, name)) throw alreadyExists(kind, name);
-        object = withDefaults(kind.kind, object, this.defaultingContext());
-        const metadata = { ...object.metadata, uid: randomUUID(), creationTimestamp: new Date().toISOString(), ...(kind.kind in GENERATION_FIELDS || kind.group === "apps" ? { generation: 1 } : {}) };
-        return this.store.put(kind, { ...object, metadata });
+        object = withDefaults(kind.kind, object);
+        return this.store.put(kind, { ...object, metadata: { ...object.metadata, uid: randomUUID(), creationTimestamp: new Date().toISOString() } });
     }
 
     /** Server-side apply onto the live object. */
@@ -103,7 +96,7 @@ export class ApiServer {
         const problems = [...validate(kind, { ...input, metadata: { ...input.metadata, name } }), ...immutableProblems(kind, live, input)];
         if (problems.length) throw invalid(kind, name, problems);
         if (kind.group === "rbac.authorization.k8s.io") this.rbac.confirmNoEscalation(this.user, kind, { ...input, metadata: live.metadata });
-        const kept = Object.fromEntries(Object.entries(live.metadata.annotations ?? {}).filter(([k]) => CONTROLLER_ANNOTATIONS.includes(k)));
+        const kept = Object.fromEntries(Object.entries(live.metadata.annotations ?? {}).filter(([k]) => k === TOKEN_CONTROLLER_ANNOTATION));
         const annotations = { ...input.metadata?.annotations, ...kept };
         const applied: Obj = {
             ...live,
@@ -112,10 +105,7 @@ export class ApiServer {
             ...(live.status ? { status: live.status } : {}),
         };
         if (kind.kind === "Secret" && live.type === "kubernetes.io/service-account-token") applied.data = { ...live.data, ...input.data };
-        const defaulted = withDefaults(kind.kind, applied, { ...this.defaultingContext(), live });
-        const specChanged = !same(live.spec, defaulted.spec);
-        if (specChanged && live.metadata.generation !== undefined) defaulted.metadata.generation = live.metadata.generation + 1;
-        return this.store.put(kind, defaulted);
+        return this.store.put(kind, withDefaults(kind.kind, applied));
     }
 
     delete(kind: KindInfo, namespace: string | undefined, name: string): void {
@@ -126,7 +116,7 @@ export class ApiServer {
             if (!live.metadata.deletionTimestamp) this.store.put(kind, { ...live, metadata: { ...live.metadata, deletionTimestamp: new Date().toISOString() }, status: { phase: "Terminating" } });
             return;
         }
-        deleteWithDependents(this.store, kind, live);
+        this.store.remove(kind, namespace, name);
     }
 
     private admitNamespace(kind: KindInfo, namespace: string, name: string): void {
@@ -134,38 +124,15 @@ export class ApiServer {
         if (!ns) throw notFound("namespaces", namespace);
         if (ns.metadata.deletionTimestamp) throw forbidden(qualifiedResource(kind), name, `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
-
-    private defaultingContext() {
-        const clusterIPs = new Set(this.store.list(kindNamed("Service")).map((s) => s.spec?.clusterIP).filter(Boolean) as string[]);
-        return { servicesCidr: this.store.cluster().services ?? "", clusterIPs };
-    }
 }
 
-/** Fields the API server refuses to change (ValidateDeploymentUpdate & co: selectors; ValidateSecretUpdate: type). */
+/** ValidateSecretUpdate: a Secret's type is immutable. */
 function immutableProblems(kind: KindInfo, live: Obj, input: Obj): string[] {
-    const problems: string[] = [];
-    if (["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"].includes(kind.kind) && input.spec?.selector && !same(live.spec?.selector, input.spec.selector)) {
-        problems.push(`spec.selector: Invalid value: ${JSON.stringify(input.spec.selector)}: field is immutable`);
-    }
-    if (kind.kind === "Secret" && (input.type ?? "Opaque") !== live.type) problems.push(`type: Invalid value: ${JSON.stringify(input.type ?? "Opaque")}: field is immutable`);
-    if (kind.kind === "Service" && input.spec?.clusterIP !== undefined && input.spec.clusterIP !== live.spec?.clusterIP) problems.push(`spec.clusterIP: Invalid value: ${JSON.stringify(input.spec.clusterIP)}: field is immutable`);
-    return problems;
-}
-
-/** The garbage collector's foreground deletion: dependents (by ownerReferences uid) first, then the owner. */
-export function deleteWithDependents(store: ObjectStore, kind: KindInfo, object: Obj): void {
-    const namespace = object.metadata.namespace;
-    for (const dependentKind of KINDS.filter((k) => k.namespaced)) {
-        if (!namespace) break;
-        for (const dependent of store.list(dependentKind, namespace)) {
-            if ((dependent.metadata.ownerReferences ?? []).some((r: Obj) => r.uid === object.metadata.uid)) deleteWithDependents(store, dependentKind, dependent);
-        }
-    }
-    store.remove(kind, namespace, object.metadata.name);
+    return kind.kind === "Secret" && (input.type ?? "Opaque") !== live.type ? [`type: Invalid value: ${JSON.stringify(input.type ?? "Opaque")}: field is immutable`] : [];
 }
 
 /** names.SimpleNameGenerator: five characters of k8s.io/apimachinery/pkg/util/rand's alphabet. */
-export function randomSuffix(length = 5): string {
+function randomSuffix(length = 5): string {
     const alphabet = "bcdfghjklmnpqrstvwxz2456789";
     return Array.from({ length }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join("");
 }

@@ -2,7 +2,7 @@
  * The stand-in's etcd: every object as JSON under the cluster state directory the lab's kubeadm and kubectl
  * stand-ins keep (test/lab/stand-ins/common.sh), `objects/<namespace, or _cluster>/<resource>/<name>.json`.
  * resourceVersion is one counter per cluster (`objects/.resourceVersion`), as etcd's revision is one per cluster.
- * The lab's nodes (`nodes/NAME`, `labels/NAME`) and its CA (`cluster`'s cahash) are read from the same directory.
+ * The cluster's CA (`cluster`'s cahash) is read from the same directory.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -66,28 +66,9 @@ export class ObjectStore {
         );
     }
 
-    /** The lab's nodes as the kubeadm and kubectl stand-ins keep them. */
-    nodes(): Node[] {
-        return readdir(path.join(this.clusterDir, "nodes")).map((name) => {
-            const state = kv(path.join(this.clusterDir, "nodes", name));
-            return {
-                name,
-                role: state.role ?? "worker",
-                ready: state.status === "Ready",
-                unschedulable: state.unschedulable === "true",
-                address: state.address ?? "",
-                labels: kv(path.join(this.clusterDir, "labels", name)),
-            };
-        });
-    }
-
-    cluster(): Record<string, string> {
-        return kv(path.join(this.clusterDir, "cluster"));
-    }
-
     /** The stand-in CA certificate, as the kubeadm stand-in writes /etc/kubernetes/pki/ca.crt. */
     caPem(): string {
-        return caPemOf(this.cluster().cahash ?? "");
+        return caPemOf(kv(path.join(this.clusterDir, "cluster")).cahash ?? "");
     }
 
     private nextResourceVersion(): string {
@@ -97,15 +78,6 @@ export class ObjectStore {
         writeAtomically(file, String(next));
         return String(next);
     }
-}
-
-export interface Node {
-    name: string;
-    role: string;
-    ready: boolean;
-    unschedulable: boolean;
-    address: string;
-    labels: Record<string, string>;
 }
 
 /** Must stay the text bin/kubeadm's write_node_files puts in ca.crt. */
