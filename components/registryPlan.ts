@@ -54,37 +54,28 @@ export function registryUrl(r: Pick<PrivateRegistryConnectionSpec, "protocol" | 
 type RegistryAddress = Pick<PrivateRegistryConnectionSpec, "protocol" | "server" | "caCertificate">;
 
 /**
- * A registry's containerd hosts.toml (containerd docs/hosts.md): the registry itself as its host, pull and
- * resolve only; plain HTTP by its `http://` URL; for HTTPS, the CA written beside the file. The directory
- * is the registry's `host[:port]`, as containerd looks it up.
+ * The containerd hosts.toml (containerd docs/hosts.md) of a registry's directory, and of each name it mirrors
+ * (the directory is the registry's `host[:port]`, or the mirrored name, as containerd looks it up): the
+ * registry and nothing else, pull and resolve only; plain HTTP by its `http://` URL; for HTTPS, the CA written
+ * in the registry's directory. It is both the `[host]` entry and the `server`, each with the CA: containerd
+ * tries the `[host]` entries, then always the `server` (the name's default, `registry-1.docker.io` for
+ * docker.io, when none is given), so a `[host]` entry alone would let a mirrored name's pulls reach the
+ * original, and a `server` without the CA would be tried without it; a file without a `[host]` entry is one
+ * containerd 1.6 cannot read, and it then uses the directory's certificates and the default host instead
+ * (core/remotes/docker/config/hosts.go: parseHostsFile, getSortedHosts, loadHostDir, ConfigureHosts). Pulls
+ * from a mirror present its login too: the CRI plugin looks logins up by the host it contacts.
  */
 export function hostsToml(r: RegistryAddress): string {
-    return `${[HOSTS_TOML_MARK, `server = ${JSON.stringify(registryUrl(r))}`, "", ...hostSection(r)].join("\n")}\n`;
-}
-
-/**
- * The hosts.toml of a registry name another registry mirrors (its directory is that name): the mirror as its
- * only host, and no `server`, so containerd never falls back to the original (containerd
- * core/remotes/docker/config/hosts.go ConfigureHosts adds the default host only for a directory without
- * hosts). Pulls present the mirror's CA and, being pulls from the mirror's host, its login (the CRI plugin
- * looks logins up by the host it contacts).
- */
-export function mirrorHostsToml(mirror: RegistryAddress): string {
-    return `${[HOSTS_TOML_MARK, ...hostSection(mirror)].join("\n")}\n`;
-}
-
-function hostSection(r: RegistryAddress): string[] {
-    const url = registryUrl(r);
-    const lines = [`[host.${JSON.stringify(url)}]`, '  capabilities = ["pull", "resolve"]'];
-    if (r.caCertificate !== undefined) lines.push(`  ca = ${JSON.stringify(`${CONTAINERD_HOSTS_DIR}/${r.server}/ca.crt`)}`);
-    return lines;
+    const url = JSON.stringify(registryUrl(r));
+    const settings = ['capabilities = ["pull", "resolve"]', ...(r.caCertificate !== undefined ? [`ca = ${JSON.stringify(`${CONTAINERD_HOSTS_DIR}/${r.server}/ca.crt`)}`] : [])];
+    return `${[HOSTS_TOML_MARK, `server = ${url}`, ...settings, "", `[host.${url}]`, ...settings.map((l) => `  ${l}`)].join("\n")}\n`;
 }
 
 /** Every directory the nodes' containerd gets: one per registry, and one per name a registry mirrors. */
 export function registryDirectories(registries: PrivateRegistryConnectionSpec[]): { server: string; hostsToml: string; caCertificate: string }[] {
     return registries.flatMap((r) => [
         { server: r.server, hostsToml: hostsToml(r), caCertificate: r.caCertificate ?? "" },
-        ...r.mirrorOf.map((name) => ({ server: name, hostsToml: mirrorHostsToml(r), caCertificate: "" })),
+        ...r.mirrorOf.map((name) => ({ server: name, hostsToml: hostsToml(r), caCertificate: "" })),
     ]);
 }
 

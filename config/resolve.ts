@@ -227,7 +227,8 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     for (const [i, r] of config.privateRegistries.entries()) {
         for (const [j, name] of r.mirrorOf.entries()) {
             const field = `privateRegistries[${i}].mirrorOf[${j}]`;
-            if (mirrored.has(name)) c.fail(field, `${name} is mirrored by ${mirrored.get(name)} already`);
+            if (isIP(name) === 6) c.fail(field, `an IPv6 registry is written [${name}] or [${name}]:port, as in its URL`);
+            else if (mirrored.has(name)) c.fail(field, `${name} is mirrored by ${mirrored.get(name)} already`);
             else if (config.privateRegistries.some((other) => other.server === name)) c.fail(field, `${name} is a registry of privateRegistries itself`);
             mirrored.set(name, `privateRegistries[${i}].mirrorOf[${j}]`);
         }
@@ -630,7 +631,7 @@ export function checkPersistentVolumeManifest(text: string): string | undefined 
 const PEM_BEGIN = "-----BEGIN CERTIFICATE-----";
 const PEM_END = "-----END CERTIFICATE-----";
 
-function checkPemCertificate(text: string): string | undefined {
+export function checkPemCertificate(text: string): string | undefined {
     // Not /BEGIN[\s\S]+END/: on a 1 MiB file of BEGIN lines that regular expression runs for most of a minute.
     const begin = text.indexOf(PEM_BEGIN);
     const found = begin >= 0 && text.indexOf(PEM_END, begin + PEM_BEGIN.length + 1) >= 0;

@@ -10,6 +10,7 @@ import { initialReplicas, VnfdLookup } from "./cnfOperations";
 import { BUILT_IN_NAMESPACES } from "./kubernetesVims";
 import { conflict, ProblemError } from "./problem";
 import { Store } from "./store";
+import { unfinishedInstantiate, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 type Config = Record<string, unknown>;
@@ -130,7 +131,7 @@ export class CnfPlanner {
 
     /** A cluster's VIMs may not go while CNFs run on them (Tacker refuses to delete a VIM in use). */
     assertNoCnfOn(vimIds: string[], clusterId: string): void {
-        const users = this.store.list("vnf_instances").filter((i) => vimIds.includes(String(i.__kubernetesVimId)) && (i.instantiationState === "INSTANTIATED" || this.instantiating(i)));
+        const users = vimUsers(this.store, vimIds);
         if (users.length) throw conflict(`CNFs run on the Kubernetes VIM of VNF instance ${clusterId}: ${users.map((u) => u.id).join(", ")}; terminate them first`);
     }
 
@@ -173,6 +174,6 @@ export class CnfPlanner {
 
     /** The instantiate under way of an instance, if any. */
     private instantiating(instance: Body): Body | undefined {
-        return this.store.opOccsOf(String(instance.id)).find((o) => o.operation === "INSTANTIATE" && ["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"].includes(String(o.operationState)));
+        return unfinishedInstantiate(this.store, instance);
     }
 }

@@ -7,11 +7,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { checkPemCertificate } from "../config/resolve";
+import { kubernetesLabelName } from "../config/fields";
 import { KubernetesVimSchema } from "../config/schema";
 import { tackerVimView } from "./kubernetesVims";
 import { conflict, notFound, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
 import { Store } from "./store";
+import { vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 
@@ -72,33 +75,43 @@ function findVim(store: Store, id: string): Body {
 /** A VIM from Tacker's registration body, checked before anything is stored; credentials kept as `__` fields. */
 function registration(vim: Body, store: Store): Body {
     const type = vim.type ?? "openstack";
-    const cred = vim.auth_cred as Body;
-    const project = (vim.vim_project ?? {}) as Body;
+    const record = type === "kubernetes" ? kubernetesVim(vim) : openstackVim(vim);
     const currentDefault = vim.is_default ? store.list("vims").find((v) => v.isDefault && (v.type ?? "openstack") === type) : undefined;
     if (currentDefault) throw conflict(`vim.is_default: ${type} VIM ${currentDefault.id} (${currentDefault.name}) is the default already; delete it, or register this one without --is-default`);
-    const common = { id: randomUUID(), name: vim.name, description: vim.description ?? "", isDefault: vim.is_default === true, createdAt: new Date().toISOString() };
-    if (type === "kubernetes") {
-        if (cred.bearer_token === undefined) {
-            throw new ProblemError(400, "vim.auth_cred.bearer_token: a Kubernetes VIM of this service is reached with a ServiceAccount's bearer token (bearer_token in the config file); usernames, passwords and OIDC are not supported");
-        }
-        // The same rules as a CNF stack's `cnf.vim`, checked now rather than at the first instantiate.
-        const checked = KubernetesVimSchema.safeParse({ endpoint: vim.auth_url, ...(cred.ssl_ca_cert ? { caCertificate: cred.ssl_ca_cert } : {}), token: cred.bearer_token });
-        if (!checked.success) {
-            const fields: Record<string, string> = { endpoint: "vim.auth_url", caCertificate: "vim.auth_cred.ssl_ca_cert", token: "vim.auth_cred.bearer_token" };
-            throw new ProblemError(400, checked.error.issues.map((i) => `${fields[String(i.path[0])] ?? "vim"}: ${i.message}`).join("; "));
-        }
-        // Tacker's project of a Kubernetes VIM is a namespace (python-tackerclient: "it is namespace in Kubernetes environment").
-        const namespace = String(project.name || "default");
-        return { ...common, type, authUrl: vim.auth_url.replace(/\/+$/, ""), caCertificate: cred.ssl_ca_cert || undefined, projectName: namespace, namespaces: [namespace], __token: cred.bearer_token };
+    return { id: randomUUID(), name: vim.name, description: vim.description ?? "", isDefault: vim.is_default === true, createdAt: new Date().toISOString(), ...record };
+}
+
+function kubernetesVim(vim: Body): Body {
+    const cred = vim.auth_cred as Body;
+    if (cred.bearer_token === undefined) {
+        throw new ProblemError(400, "vim.auth_cred.bearer_token: a Kubernetes VIM of this service is reached with a ServiceAccount's bearer token (bearer_token in the config file); usernames, passwords and OIDC are not supported");
     }
-    const missing = ["username", "password"].filter((k) => !cred[k]);
-    if (missing.length || !project.name) {
-        throw new ProblemError(400, [...missing.map((k) => `vim.auth_cred.${k}: is required for an OpenStack VIM`), ...(project.name ? [] : ["vim.vim_project.name: is required for an OpenStack VIM"])].join("; "));
+    // The same rules as a CNF stack's `cnf.vim`, checked now rather than at the first instantiate.
+    const problems: string[] = [];
+    const checked = KubernetesVimSchema.safeParse({ endpoint: vim.auth_url, ...(cred.ssl_ca_cert ? { caCertificate: cred.ssl_ca_cert } : {}), token: cred.bearer_token });
+    if (!checked.success) {
+        const fields: Record<string, string> = { endpoint: "vim.auth_url", caCertificate: "vim.auth_cred.ssl_ca_cert", token: "vim.auth_cred.bearer_token" };
+        problems.push(...checked.error.issues.map((i) => `${fields[String(i.path[0])] ?? "vim"}: ${i.message}`));
     }
-    if (!/^https?:\/\/[^\s]+$/.test(vim.auth_url)) throw new ProblemError(400, "vim.auth_url: must be Keystone's http(s):// URL");
-    if (cred.cert_verify === "False") throw new ProblemError(400, "vim.auth_cred.cert_verify: this service always verifies the VIM's certificate (give Keystone's CA to the service's environment instead)");
+    if (cred.ssl_ca_cert && checkPemCertificate(cred.ssl_ca_cert)) problems.push("vim.auth_cred.ssl_ca_cert: not a PEM certificate");
+    // Tacker's project of a Kubernetes VIM is a namespace (python-tackerclient: "it is namespace in Kubernetes environment").
+    const namespace = String(vim.vim_project?.name || "default");
+    if (!kubernetesLabelName.safeParse(namespace).success) problems.push("vim.vim_project.name: must be a Kubernetes namespace name (lower-case letters, digits and '-')");
+    if (problems.length) throw new ProblemError(400, problems.join("; "));
+    return { type: "kubernetes", authUrl: vim.auth_url.replace(/\/+$/, ""), caCertificate: cred.ssl_ca_cert || undefined, projectName: namespace, namespaces: [namespace], __token: cred.bearer_token };
+}
+
+function openstackVim(vim: Body): Body {
+    const cred = vim.auth_cred as Body;
+    const project = (vim.vim_project ?? {}) as Body;
+    const problems = [
+        ...["username", "password"].filter((k) => !cred[k]).map((k) => `vim.auth_cred.${k}: is required for an OpenStack VIM`),
+        ...(project.name ? [] : ["vim.vim_project.name: is required for an OpenStack VIM"]),
+        ...(/^https?:\/\/[^\s]+$/.test(vim.auth_url) ? [] : ["vim.auth_url: must be Keystone's http(s):// URL"]),
+        ...(cred.cert_verify === "False" ? ["vim.auth_cred.cert_verify: this service always verifies the VIM's certificate (give Keystone's CA to the service's environment instead)"] : []),
+    ];
+    if (problems.length) throw new ProblemError(400, problems.join("; "));
     return {
-        ...common,
         authUrl: vim.auth_url,
         username: cred.username,
         projectName: project.name,
@@ -111,13 +124,6 @@ function registration(vim: Body, store: Store): Body {
 /** A VIM goes only when nothing uses it (Tacker refuses to delete a VIM in use), and a cluster's with its cluster. */
 function assertRemovable(store: Store, vim: Body): void {
     if (vim.__clusterInstanceId) throw conflict(`VIM ${vim.id} is VNF instance ${vim.__clusterInstanceId}'s Kubernetes VIM and goes when that instance is terminated`);
-    const names = (ids: Body) => ids.kubernetesVimId === vim.id || ids.vimId === vim.id;
-    const users = store.list("vnf_instances").filter((i) => {
-        if (i.instantiationState === "INSTANTIATED") return names({ kubernetesVimId: i.__kubernetesVimId, vimId: i.__vimId });
-        const instantiating = store.opOccsOf(String(i.id)).find((o) => o.operation === "INSTANTIATE" && UNFINISHED.includes(String(o.operationState)));
-        return !!instantiating && names((instantiating.__plan ?? {}) as Body);
-    });
+    const users = vimUsers(store, [String(vim.id)]);
     if (users.length) throw conflict(`VIM ${vim.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}: terminate them first`);
 }
-
-const UNFINISHED = ["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"];

@@ -55,6 +55,33 @@ describe("leaving a cluster whose API server is not there for a moment, or that 
         assert.deepEqual(joins(w, worker.host), []);
     });
 
+    it("worker delete while master-0 is reset under the drain (its own heal) and master-1 runs the cluster: the drain goes on through master-1, then the Node goes and the worker is reset", async () => {
+        const w = new World();
+        const m0 = w.machine("10.0.0.5", "m-0", "master");
+        const m1 = w.machine("10.0.0.6", "m-1", "master");
+        const worker = w.machine("10.0.0.7", "w-0", "worker");
+        w.drainEnds = "resetMeanwhile";
+        await workerMemberStep.deleteAcross!(w.hosts(), { ...workerOuts(w, worker, m0), controlPlanes: [w.ref(m0.host), w.ref(m1.host)] });
+        assert.deepEqual(
+            w.calls.filter((c) => / drain w-0 /.test(c)).map((c) => c.split(" ")[0]),
+            ["10.0.0.5", "10.0.0.6"],
+        );
+        assert.ok(!w.nodes.has("w-0"), "its Node deleted through master-1");
+        assert.deepEqual(joins(w, worker.host), ["reset"]);
+    });
+
+    it("worker delete after master-0's VM was replaced while master-1 runs the cluster: drained through master-1", async () => {
+        const w = new World();
+        const m0 = w.machine("10.0.0.5", "m-0", "master");
+        const m1 = w.machine("10.0.0.6", "m-1", "master");
+        const worker = w.machine("10.0.0.7", "w-0", "worker");
+        const outs = { ...workerOuts(w, worker, m0), controlPlanes: [w.ref(m0.host), w.ref(m1.host)] };
+        w.machine("10.0.0.5", "m-0", "fresh", "another-key");
+        await workerMemberStep.deleteAcross!(w.hosts(), outs);
+        assert.deepEqual(w.calls.filter((c) => / drain w-0 /.test(c)).map((c) => c.split(" ")[0]), ["10.0.0.6"]);
+        assert.ok(!w.nodes.has("w-0"));
+    });
+
     it("worker delete while one master is down and the other reset: no master can tell, so the delete fails", async () => {
         const w = new World();
         const m0 = w.machine("10.0.0.5", "m-0", "master");

@@ -29,8 +29,14 @@ class ProgramOutputsRunner implements StackRunner {
     /** The token a new cluster's controller would put in the Secret (an entire heal makes a new cluster). */
     nextToken: string | undefined;
     readonly destroyed: string[] = [];
+    /** The next update fails (a Pulumi error), after being recorded. */
+    failNext = false;
     async up(stack: string, config: Record<string, any>, _options: RunOptions): Promise<Record<string, unknown>> {
         this.configs.push(structuredClone(config));
+        if (this.failNext) {
+            this.failNext = false;
+            throw new Error("the update failed (a test's fault)");
+        }
         if (config.vnfKind === "cnf") {
             const replicas = config.cnf.replicas ?? {};
             const vnfcs = [
@@ -301,6 +307,20 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
         cnfBody.additionalParams = { "lcm-kubernetes-def-files": ["Files/kubernetes/clusterrole.yaml", "Files/kubernetes/pod.yaml"], namespace: "t-ns" };
         assert.match((await refused(await create(CNF_VNFD), "instantiate", cnfBody)).body.detail, /additionalParams\.lcm-kubernetes-def-files: ClusterRole cnf-reader is cluster-wide, and tenant t's VIM acts in its namespaces only/);
         assert.equal((await run(tenantCluster, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
+    });
+
+    it("a cluster's terminate is refused while a CNF's instantiate on its VIM has not ended (FAILED_TEMP): the CNF may still come to run there", async () => {
+        const cluster = await create(CLUSTER_VNFD);
+        assert.equal((await run(cluster, "instantiate", clusterBody("pending_vim"))).operationState, "COMPLETED");
+        const body = request("cnf-namespace-instantiate.json");
+        body.vimConnectionInfo[0].vimId = (await call("GET", "/v1.0/vims")).body.vims.find((v: any) => v.name === "pending_vim").id;
+        const cnf = await create(CNF_VNFD);
+        runner.failNext = true;
+        const failed = await run(cnf, "instantiate", body);
+        assert.equal(failed.operationState, "FAILED_TEMP");
+        assert.match((await refused(cluster, "terminate", { terminationType: "FORCEFUL" })).body.detail, new RegExp(`CNFs run on the Kubernetes VIM of VNF instance ${cluster}: ${cnf}; terminate them first`));
+        assert.equal((await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${failed.id}/fail`)).status, 200);
+        assert.equal((await run(cluster, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED", "once the CNF's instantiate has failed for good");
     });
 
     it("an NFVO that refuses a registration fails the instantiate (FAILED_TEMP, nothing hidden); op retry registers the VIM and completes with the stack's outputs", async () => {

@@ -31,7 +31,7 @@ import { realKubectl } from "./support/realKubectl";
 import { acrossNodes, adminKubectl, AIR_GAP_REGISTRY_CA, airGapRegistry, clusterReady, CONTROL_PLANE, eventually, kubeletNodes, POD_NETWORK, realClusterStack, suiteApi, suiteStack, tokenKubeconfig } from "./support/realCluster";
 import { openstackClient, seedBody } from "./support/lcmClient";
 import { PROJECT_DIR } from "./support/program";
-import { realServiceEnv, settledOperation, startService } from "./support/realLcmService";
+import { realServiceEnv, settledOperation, startService, stopServiceTree } from "./support/realLcmService";
 import { serviceProject } from "./support/serviceProject";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
@@ -238,8 +238,20 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             ["vdu2", "Running", WORKER(0)],
         ]);
         // `nginx` is docker.io's name: pulled from the registry VNF, which mirrors docker.io, with its login.
-        assert.equal(await inside(WORKER(0), `cat /etc/containerd/certs.d/docker.io/hosts.toml`), `# Written by k8s-vnf (privateRegistries); rewritten on every update.\n[host."https://${registry}"]\n  capabilities = ["pull", "resolve"]\n  ca = "/etc/containerd/certs.d/${registry}/ca.crt"\n`);
+        assert.equal(await inside(WORKER(0), `cat /etc/containerd/certs.d/docker.io/hosts.toml`), await inside(WORKER(0), `cat '/etc/containerd/certs.d/${registry}/hosts.toml'`), "the registry's own hosts.toml");
+        assert.match(await inside(WORKER(0), `cat /etc/containerd/certs.d/docker.io/hosts.toml`), new RegExp(`^server = "https://${registry.replace(/\./g, "\\.")}"$`, "m"));
         assert.match(await inside(WORKER(0), "ctr -n k8s.io images ls -q"), /^docker\.io\/library\/nginx:latest$/m);
+        // An image the registry lacks is not found there, and never looked for at docker.io's own registry.
+        await kubectl("create", "namespace", "rl-unmirrored");
+        const overrides = JSON.stringify({ spec: { nodeSelector: { "kubernetes.io/hostname": WORKER(0) } } });
+        await kubectl("run", "unmirrored", "-n", "rl-unmirrored", "--image=busybox:1.36", "--restart=Never", `--overrides=${overrides}`);
+        const pullFailure = await eventually("the kubelet's pull of busybox failed", 120_000, async () => {
+            const said = await kubectl("get", "events", "-n", "rl-unmirrored", "--field-selector", "involvedObject.name=unmirrored,reason=Failed", "-o", "jsonpath={.items[*].message}");
+            return /Failed to pull image/.test(said) ? said : undefined;
+        });
+        assert.match(pullFailure, /docker\.io\/library\/busybox:1\.36: not found/);
+        assert.doesNotMatch(pullFailure, /registry-1\.docker\.io/);
+        await kubectl("delete", "namespace", "rl-unmirrored", "--wait=false");
         const labelled = (await kubectl("get", "deployments,services,pods", "-n", "team-a-cnf", "-l", "tacker_vnf_instance_id=rl-cnf-1", "-o", "name")).trim().split("\n");
         assert.deepEqual(labelled.filter((n) => !n.startsWith("pod/vdu1-")), ["deployment.apps/vdu1", "service/vdu1", "pod/vdu2"], "every object labelled with the instance");
         for (const pod of pods) assert.equal(pod.metadata.labels.tacker_vnf_instance_id, "rl-cnf-1", `${pod.metadata.name}: the instance label, through the pod template too`);
@@ -291,7 +303,9 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
         const packages = path.join(lcmDir, "packages");
         fs.cpSync(CNF_PACKAGE, path.join(packages, CNF_VNFD), { recursive: true });
         const project = serviceProject();
-        const service = await startService(lcmDir, project, realServiceEnv(lcmDir), packages);
+        suite.onTeardown(() => project.remove());
+        const env = realServiceEnv(lcmDir);
+        const service = await startService(lcmDir, project, env, packages);
         try {
             const openstack = openstackClient(() => service.url);
             const vim = outputs().vim;
@@ -342,10 +356,11 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: a simple
             for (const id of [seed, deployment]) await openstack("vnflcm", "delete", id);
             await openstack("vim", "delete", vimId);
             assert.deepEqual(JSON.parse(await openstack("vim", "list", "-f", "json")), []);
+            // The real Kubernetes plugin writes the VIM's kubeconfig (its token) into each command's TMPDIR.
+            assert.deepEqual(fs.readdirSync(env.TMPDIR), [], "nothing of the Pulumi commands left in the service's temporary folder");
         } finally {
             suite.captured.push(service.output);
-            await service.stop();
-            project.remove();
+            await stopServiceTree(service);
         }
     });
 

@@ -138,9 +138,10 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
         assert.equal((await call("GET", `/v1.0/vims/${kubernetesVim}`)).status, 404);
     });
 
-    it("refused before anything is stored, naming the field: an http:// API server, a username instead of a token, an unknown field, a second default", async () => {
+    it("refused before anything is stored, naming the field: an http:// API server, a CA that is no certificate, a project that is no namespace name, a username instead of a token, an unknown field, a second default", async () => {
         const before = (await call("GET", "/v1.0/vims")).body.vims.length;
         await assert.rejects(register("plain-http", { ...kubernetesConfig, auth_url: "http://10.20.0.5:6443" }), /vim\.auth_url: must be the API server's https:\/\/ URL/);
+        await assert.rejects(register("bad-ca-and-namespace", { ...kubernetesConfig, ssl_ca_cert: "not a certificate", project_name: "Team_A" }), /vim\.auth_cred\.ssl_ca_cert: not a PEM certificate; vim\.vim_project\.name: must be a Kubernetes namespace name/);
         const { bearer_token: _token, ...withoutToken } = kubernetesConfig;
         await assert.rejects(register("basic-auth", { ...withoutToken, username: "admin", password: "pw" }), /vim\.auth_cred\.bearer_token: a Kubernetes VIM of this service is reached with a ServiceAccount's bearer token/);
         const extra = await call("POST", "/v1.0/vims", { vim: { name: "x", type: "kubernetes", auth_url: "https://10.20.0.5:6443", auth_cred: { bearer_token: TOKEN }, extra: { helm_info: "{}" } } });

@@ -4,51 +4,42 @@
  */
 import { Hosts } from "../step";
 import { ConnectError, HostKeyMismatchError, SshSession } from "../transport/ssh";
-import { ControlPlaneRef, isControlPlane, onControlPlane, wasReset } from "./kubeadm";
+import { ControlPlaneRef, isControlPlane, wasReset } from "./kubeadm";
 
 /**
  * As {@link onControlPlane}, for a step leaving a cluster that may be going away itself (an entire heal resets
- * the masters and replaces their VMs while the workers' memberships go): when `fn` fails on a host that has
- * stopped being a control-plane node meanwhile, another machine already answers at a master's address, or
- * every master has been reset already, there is no cluster left to leave, and the answer is undefined.
+ * the masters and replaces their VMs while the workers' memberships go). Each master is tried in turn: one
+ * that has been reset (before, or while `fn` ran on it) or replaced by another machine (another host key) is
+ * no master of this cluster, and the next is tried; the first working one answers. When every master is gone
+ * so, there is no cluster left to leave, and the answer is undefined. When one could not tell (unreachable, or
+ * with its API server but no admin kubeconfig), the leave fails as any step that reaches no master does.
  */
 export async function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: ControlPlaneRef[], fn: (cp: SshSession, ref: ControlPlaneRef) => Promise<T>): Promise<T | undefined> {
-    try {
-        return await onControlPlane(hosts, candidates, async (cp, ref) => {
-            try {
-                return await fn(cp, ref);
-            } catch (e) {
-                if (await stillControlPlane(hosts, cp, ref)) throw e;
-                console.log(`${ref.name} stopped being a control-plane node meanwhile: the cluster is going away`);
-                return undefined;
-            }
-        });
-    } catch (e) {
-        // Another machine at a control-plane node's address (its VM replaced: an entire heal) holds none of this cluster.
-        if (e instanceof HostKeyMismatchError) {
-            console.log(`another machine answers at a control-plane node's address (a new VM): the cluster is going away`);
-            return undefined;
-        }
-        if (e instanceof ConnectError && (await allReset(hosts, candidates))) {
-            console.log(`every master (${candidates.map((c) => c.name).join(", ")}) has been reset by kubeadm: the cluster is going away`);
-            return undefined;
-        }
-        throw e;
-    }
-}
-
-/** Whether every one of `candidates` answers and has been reset (a replaced VM is no master of this cluster either). */
-async function allReset(hosts: Hosts, candidates: ControlPlaneRef[]): Promise<boolean> {
-    for (const candidate of candidates) {
+    const undecided: string[] = [];
+    for (const ref of candidates) {
+        let outcome: { value: T } | "gone" | "undecided";
         try {
-            if (!(await hosts.on(candidate.connection, wasReset))) return false;
+            outcome = await hosts.first([ref.connection], `control-plane node ${ref.name}`, async (cp) => {
+                if (!(await isControlPlane(cp))) return (await wasReset(cp)) ? "gone" : "undecided";
+                try {
+                    return { value: await fn(cp, ref) };
+                } catch (e) {
+                    if (await stillControlPlane(hosts, cp, ref)) throw e;
+                    return "gone";
+                }
+            });
         } catch (e) {
-            if (e instanceof HostKeyMismatchError) continue;
-            if (e instanceof ConnectError) return false;
-            throw e;
+            if (e instanceof HostKeyMismatchError) outcome = "gone";
+            else if (e instanceof ConnectError) outcome = "undecided";
+            else throw e;
         }
+        if (typeof outcome === "object") return outcome.value;
+        if (outcome === "gone") console.log(`${ref.name} is no control-plane node of this cluster any more (reset, or another machine at its address)`);
+        else undecided.push(ref.name);
     }
-    return true;
+    if (undecided.length) throw new ConnectError(`none of the control-plane nodes (${candidates.map((c) => c.name).join(", ")}) answered as one: ${undecided.join(", ")} could not tell (unreachable, or no admin kubeconfig beside a running API server), and no other is a master of this cluster any more`);
+    console.log(`every master (${candidates.map((c) => c.name).join(", ")}) is gone: the cluster is going away`);
+    return undefined;
 }
 
 /**

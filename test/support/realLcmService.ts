@@ -101,17 +101,7 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
         ctx.callback = await Callback.start();
         suite.onTeardown(async () => {
             suite.captured.push(ctx.service.output, ...ctx.callback.received.map((n) => JSON.stringify(n)));
-            // A test that failed between a crash and the restart may leave Pulumi commands: the service's
-            // own tree, by PID, with whatever they started.
-            const tree = [ctx.service.pid, ...descendants(ctx.service.pid)];
-            await ctx.service.stop();
-            for (const pid of tree.filter(alive)) {
-                try {
-                    process.kill(pid, "SIGKILL");
-                } catch {
-                    // gone meanwhile
-                }
-            }
+            await stopServiceTree(ctx.service);
             await ctx.callback.stop();
         });
         const file = path.join(ctx.dataDir, "subscription.json");
@@ -138,6 +128,22 @@ export function realServiceEnv(dataDir: string): Record<string, string> {
 export async function startService(dataDir: string, project: ServiceProject, env: Record<string, string>, packagesDir?: string): Promise<ServiceProcess> {
     fs.mkdirSync(path.join(dataDir, "service"), { recursive: true });
     return ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir, ...(packagesDir ? ["--packages", packagesDir] : [])], env);
+}
+
+/**
+ * Stops the service, and then whatever its Pulumi commands left (a test that failed between a crash and the
+ * restart, or while an operation ran): the service's own process tree, by PID.
+ */
+export async function stopServiceTree(service: ServiceProcess): Promise<void> {
+    const tree = [service.pid, ...descendants(service.pid)];
+    await service.stop();
+    for (const pid of tree.filter(alive)) {
+        try {
+            process.kill(pid, "SIGKILL");
+        } catch {
+            // gone meanwhile
+        }
+    }
 }
 
 /** An instance's newest operation once it has left STARTING/PROCESSING/ROLLING_BACK. */

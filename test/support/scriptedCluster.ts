@@ -131,7 +131,8 @@ export class World {
             const [, name, seconds] = match;
             if (this.drainEnds === "timeout") return fail(`error: unable to drain node "${name}" due to error: [error when evicting pods/"web-0" -n "default": global timeout reached: ${seconds}s], continuing command...`);
             if (this.drainEnds === "resetMeanwhile") {
-                // kubeadm reset on the master (an entire heal) while kubectl waits: its admin.conf is gone.
+                // kubeadm reset on the master (an entire heal, or its own heal) while kubectl waits: its admin.conf is gone. Once.
+                this.drainEnds = "drained";
                 m.files.clear();
                 return fail("error: unable to drain node: the server has asked for the client to provide credentials");
             }
