@@ -10,7 +10,7 @@ import { initialReplicas, VnfdLookup } from "./cnfOperations";
 import { BUILT_IN_NAMESPACES } from "./kubernetesVims";
 import { conflict, ProblemError } from "./problem";
 import { Store } from "./store";
-import { unfinishedInstantiate, vimUsers } from "./vimUsers";
+import { defaultVim, unfinishedInstantiate, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 type Config = Record<string, unknown>;
@@ -140,7 +140,7 @@ export class CnfPlanner {
         const all: Body[] = params.vimConnectionInfo ?? [];
         const kubernetes = all.map((v, i) => ({ v, i })).filter(({ v }) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType)));
         // As with Tacker, a request naming no Kubernetes VIM goes to the one registered with --is-default.
-        const fallback = kubernetes.length === 0 ? this.store.list("vims").find((v) => v.type === "kubernetes" && v.isDefault) : undefined;
+        const fallback = kubernetes.length === 0 ? defaultVim(this.store, "kubernetes") : undefined;
         if (fallback) kubernetes.push({ v: { vimId: fallback.id }, i: all.length });
         if (kubernetes.length !== 1) {
             throw new ProblemError(400, "vimConnectionInfo: a CNF names one Kubernetes VIM (vimType kubernetes or ETSINFV.KUBERNETES.V_1): its vimId as `openstack vim list` shows it, or interfaceInfo.endpoint and accessInfo.bearer_token");

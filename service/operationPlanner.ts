@@ -13,6 +13,7 @@ import { planFlavourChange } from "./flavourChange";
 import { KubernetesVims } from "./kubernetesVims";
 import { conflict, ProblemError } from "./problem";
 import { Store } from "./store";
+import { defaultVim } from "./vimUsers";
 
 type Body = Record<string, any>;
 
@@ -119,7 +120,7 @@ export class OperationPlanner {
                     );
                 }
                 // Naming no VIM: the OpenStack VIM registered with --is-default, else the service's own OS_* credentials.
-                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean) ?? this.store.list("vims").find((v) => (v.type ?? "openstack") === "openstack" && v.isDefault)?.id;
+                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean) ?? defaultVim(this.store, "openstack")?.id;
                 const vim = vimId ? this.store.get("vims", vimId) : undefined;
                 if (vimId && !vim) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
                 if (vim?.type === "kubernetes") throw new ProblemError(400, `vimConnectionInfo.vimId: ${vimId} is a Kubernetes VIM (${vim.name}); a cluster's VMs need an OpenStack VIM`);

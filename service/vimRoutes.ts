@@ -14,7 +14,7 @@ import { tackerVimView } from "./kubernetesVims";
 import { conflict, notFound, ProblemError } from "./problem";
 import { SCHEMAS } from "./schemas";
 import { Store } from "./store";
-import { vimUsers } from "./vimUsers";
+import { defaultVim, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 
@@ -74,9 +74,9 @@ function findVim(store: Store, id: string): Body {
 
 /** A VIM from Tacker's registration body, checked before anything is stored; credentials kept as `__` fields. */
 function registration(vim: Body, store: Store): Body {
-    const type = vim.type ?? "openstack";
+    const type: "openstack" | "kubernetes" = vim.type ?? "openstack";
     const record = type === "kubernetes" ? kubernetesVim(vim) : openstackVim(vim);
-    const currentDefault = vim.is_default ? store.list("vims").find((v) => v.isDefault && (v.type ?? "openstack") === type) : undefined;
+    const currentDefault = vim.is_default ? defaultVim(store, type) : undefined;
     if (currentDefault) throw conflict(`vim.is_default: ${type} VIM ${currentDefault.id} (${currentDefault.name}) is the default already; delete it, or register this one without --is-default`);
     return { id: randomUUID(), name: vim.name, description: vim.description ?? "", isDefault: vim.is_default === true, createdAt: new Date().toISOString(), ...record };
 }

@@ -1,4 +1,4 @@
-/** Which instances use a VIM: what keeps it (or the cluster that provides it) from going. */
+/** Lookups of VIMs the routes and the planners share: the default of a type, and which instances use a VIM. */
 import { Store } from "./store";
 
 type Body = Record<string, any>;
@@ -21,4 +21,9 @@ export function vimUsers(store: Store, ids: string[]): Body[] {
         if (i.instantiationState === "INSTANTIATED") return names({ kubernetesVimId: i.__kubernetesVimId, vimId: i.__vimId });
         return names((unfinishedInstantiate(store, i)?.__plan ?? {}) as Body);
     });
+}
+
+/** The VIM of `type` registered with --is-default (at most one per type), if any. */
+export function defaultVim(store: Store, type: "openstack" | "kubernetes"): Body | undefined {
+    return store.list("vims").find((v) => v.isDefault && (v.type ?? "openstack") === type);
 }
