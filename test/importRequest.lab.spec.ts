@@ -1,104 +1,102 @@
 /**
- * Seed bodies end to end as a Pulumi CLI user runs them: `k8s-vnf import-request --stack` with the VNF
- * package, then `pulumi up` (seed 000: a storage heal by config; seed 001: kubespray from the release the
- * package carries), and `pulumi destroy` with the (stand-in)
- * Pulumi CLI, which runs the real program through the test engine on lab hosts.
+ * Seed bodies as a Pulumi CLI user runs them: `k8s-vnf import-request --stack` with the VNF package makes
+ * and configures the stack, then the real Pulumi CLI, engine and plugins preview or deploy it against the lab
+ * OpenStack API (Tacker's sample image and flavor, the seeds' network), the first master running the real
+ * control plane (README, "The lab's control plane").
+ *
+ * Every body gets the real engine's preview: the converted config is what the real CLI and providers accept,
+ * and it plans the VNF's servers and steps. Seed 002's cluster body is deployed here too; the others are
+ * deployed, healed and terminated on the real CLI through the LCM service, which converts them with the same
+ * code (seeds 000 and 002's registry: realLcmSeeds.lab.spec.ts; seed 001: kubesprayLcm.lab.spec.ts).
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { main } from "../cli/main";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { packKubesprayRelease } from "./support/kubesprayRelease";
 import { useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
-import { packKubesprayRelease, parsePlaybookRuns } from "./support/kubesprayRelease";
+import { suiteApi, withSuite } from "./support/realCluster";
+import { SAMPLE_FLAVOR, SAMPLE_IMAGE } from "./support/realLcmService";
+import { RealStack } from "./support/realStack";
 import { registryImage } from "./support/registryImage";
-import { ServiceProject, serviceProject } from "./support/serviceProject";
-import { pathWithStandIn, runStandIn } from "./support/stand-ins/pulumi-cli/client";
+import { builtTools, useBuiltTools } from "./support/tools";
 
-describe("seeds 000, 001 and 002 through import-request and the Pulumi CLI, on lab hosts", function () {
+/** The network seeds 000 and 002 name. */
+const SEED_NETWORK = "f0c82461-36b5-4d86-8322-b0bc19cda65f";
+
+describe("seeds 000, 001 and 002 through import-request and the real Pulumi CLI, on lab hosts", function () {
+    useBuiltTools();
     this.timeout(300_000);
-    const suite = useLab([]);
-    let project: ServiceProject;
-    let env: Record<string, string>;
-    const pulumi = (...args: string[]) => {
-        const r = runStandIn(args, { cwd: project.dir, env });
-        suite.captured.push(r.stdout, r.stderr);
-        assert.equal(r.status, 0, `pulumi ${args.join(" ")}:\n${r.stderr || r.stdout}`);
-        return r.stdout;
-    };
-    const pvsDir = () => path.join(suite.lab.clusterState, "edge", "pvs");
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
 
-    before(function () {
+    before(async function () {
         if (!suite.lab) this.skip();
-        project = serviceProject();
-        fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(project.dir, "package"), { recursive: true });
-        const standIn = path.join(project.dir, ".stand-in");
-        fs.mkdirSync(standIn);
-        env = { PULUMI_CONFIG_PASSPHRASE: "import-request-lab", PULUMI_STANDIN_STATE: standIn, K8S_VNF_LAB: suite.lab.descriptorFile };
+        const tools = builtTools();
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        api = await suiteApi(suite, "edge", { networkId: SEED_NETWORK, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
     });
-    after(() => project?.remove());
 
-    /** `k8s-vnf import-request` of a seed body (the lab's login password in place of the seed's) into `stack`. */
-    const importRequest = async (seed: string, stack: string) => {
-        const request = path.join(project.dir, `${stack}.json`);
+    /**
+     * `k8s-vnf import-request <seed> --stack <stack>` (the lab's login password in place of the seed's) in a
+     * project folder of its own with the seed's package, `prepare` adding to the package first.
+     */
+    const importRequest = async (seed: string, name: string, prepare?: (packageDir: string) => Promise<unknown>): Promise<RealStack> => {
+        const stack = withSuite(suite, RealStack.configuredElsewhere(name, { env: api.env() }));
+        const packageDir = path.join(stack.project.dir, "package");
+        fs.cpSync(path.join(PROJECT_DIR, "examples/package"), packageDir, { recursive: true });
+        await prepare?.(packageDir);
+        const request = path.join(stack.project.dir, `${name}.json`);
         fs.writeFileSync(request, fs.readFileSync(path.join(REQUESTS_DIR, seed), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(suite.lab.password)}`));
         let err = "";
-        const code = await main(["import-request", request, "--stack", stack, "--package-dir", path.join(project.dir, "package"), "--project", project.dir], {
+        const code = await main(["import-request", request, "--stack", name, "--package-dir", packageDir, "--project", stack.project.dir], {
             out: () => undefined,
             err: (t) => (err += t),
-            env: { PATH: pathWithStandIn(), ...env },
-            cwd: project.dir,
+            env: stack.env,
+            cwd: stack.project.dir,
         });
+        suite.captured.push(err);
         assert.equal(code, 0, err);
+        return stack;
     };
+    /** The resources the real engine's preview would create, by name. */
+    const creates = async (stack: RealStack): Promise<string[]> => {
+        const plan = JSON.parse(await stack.preview(["--json"])) as { steps: { op: string; urn: string }[] };
+        assert.deepEqual([...new Set(plan.steps.map((s) => s.op))], ["create"]);
+        return plan.steps.map((s) => s.urn.split("::").pop()!);
+    };
+    const including = (names: string[], pattern: RegExp) => names.filter((n) => pattern.test(n)).sort();
 
-    it("import-request --stack with the package, then pulumi up: the storage server serves the exports and the package's PVs are on its address", async () => {
-        await importRequest("storage-instantiate.json", "edge");
-        assert.match(pulumi("up", "--yes", "--stack", "edge"), /was blank: formatted ext4/);
-        const storage = suite.lab.hostNames().find((n) => n.endsWith("-storage"))!;
-        assert.equal(await suite.lab.inside(storage, "exportfs -s | awk '{ print $1 }' | sort"), "/volume/nfs/pv1\n/volume/nfs/pv2\n/volume/nfs/pv3\n");
-        assert.deepEqual(fs.readdirSync(pvsDir()).sort(), ["nfs-pv1", "nfs-pv2", "nfs-pv3"]);
-        for (const pv of fs.readdirSync(pvsDir())) {
-            assert.equal(JSON.parse(fs.readFileSync(path.join(pvsDir(), pv, "object.json"), "utf8")).spec.nfs.server, suite.lab.host(storage).address);
-        }
+    it("seed 000 (storage): import-request --stack with the package, then the real preview plans the storage server with its Cinder volume, the NFS exports and the package's three PVs", async () => {
+        const names = await creates(await importRequest("storage-instantiate.json", "edge-storage"));
+        for (const one of [/-storage-server-vm$/, /-storage-volume-\w+$/, /-storage-nfs$/]) assert.equal(including(names, one).length, 1, `${one}: ${names.join(", ")}`);
+        assert.deepEqual(including(names, /-pv-nfs-pv\d$/).map((n) => n.split("-pv-")[1]), ["nfs-pv1", "nfs-pv2", "nfs-pv3"], names.join(", "));
+        assert.deepEqual(api.servers(), [], "a preview creates nothing");
     });
 
-    it("pulumi config set heal.nodes.storage, pulumi up: the storage VM is replaced, the volume mounted again unformatted; pulumi destroy leaves nothing", async () => {
-        const storage = suite.lab.hostNames().find((n) => n.endsWith("-storage"))!;
-        await suite.lab.inside(storage, "echo kept >/volume/nfs/pv1/marker");
-        pulumi("config", "set", "--stack", "edge", "--path", "heal.nodes.storage", "1");
-        const out = pulumi("up", "--yes", "--stack", "edge");
-        assert.doesNotMatch(out, /formatted ext4/);
-        assert.equal(await suite.lab.inside(storage, "cat /volume/nfs/pv1/marker"), "kept\n");
-        pulumi("destroy", "--yes", "--stack", "edge");
-        assert.deepEqual(suite.lab.hostNames(), []);
-        assert.deepEqual(suite.lab.volumeIds(), [], "the Cinder volume goes with the stack");
+    it("seed 001 (kubespray): import-request --stack with the package's kubespray release, then the real preview plans the Ansible VM, the external LB and the install from the Ansible VM", async () => {
+        const names = await creates(await importRequest("kubespray-instantiate.json", "edge-kubespray", async (dir) => packKubesprayRelease(dir)));
+        for (const suffix of [/-ansible-vm$/, /-external-lb-vm$/, /-kubespray-cluster$/]) assert.equal(including(names, suffix).length, 1, `${suffix}: ${names.join(", ")}`);
+        assert.deepEqual(api.servers(), []);
     });
 
-    it("seed 001's body as it is, with the package's kubespray release: import-request --stack, pulumi up installs from the Ansible VM it creates, behind the external LB; pulumi destroy leaves nothing (scale and heal: test/kubespray.lab.spec.ts)", async () => {
-        packKubesprayRelease(path.join(project.dir, "package"));
-        await importRequest("kubespray-instantiate.json", "edge-kubespray");
-        pulumi("up", "--yes", "--stack", "edge-kubespray");
-        const hosts = suite.lab.hostNames();
-        const ansible = hosts.find((n) => n.endsWith("-ansible"))!;
-        const lb = hosts.find((n) => n.endsWith("-external-lb"))!;
-        const runs = async () => parsePlaybookRuns(await suite.lab.inside(ansible, "cat /opt/kubespray/.standin/runs.log"));
-        assert.deepEqual((await runs()).map((r) => r.playbook), ["cluster.yml"]);
-        const [install] = await runs();
-        const workers = hosts.filter((n) => /-worker-\d+$/.test(n)).sort();
-        assert.deepEqual(install.groups.kube_node, workers);
-        assert.match(await suite.lab.inside(ansible, "id -un ansible"), /^ansible$/m, "the seed's Ansible login, made by cloud-init");
-        assert.deepEqual(install.vars.loadbalancer_apiserver && (install.vars.loadbalancer_apiserver as { port: number }).port, 8383);
-        assert.match(await suite.lab.inside(lb, "cat /etc/haproxy/haproxy.cfg"), /^frontend kube-apiserver$/m);
-
-        pulumi("destroy", "--yes", "--stack", "edge-kubespray");
-        assert.deepEqual(suite.lab.hostNames(), []);
+    it("seed 002's registry body (the package's registry image, OCI): import-request --stack, then the real preview plans the registry's VM, its volume and the registry step", async () => {
+        const names = await creates(
+            await importRequest("registry-vnf-instantiate.json", "edge-registry", async (dir) => {
+                fs.mkdirSync(path.join(dir, "Files/images"), { recursive: true });
+                await registryImage(path.join(dir, "Files/images/private_registry.tar"), "oci-archive");
+            }),
+        );
+        assert.deepEqual(including(names, /^edge-registry-(server-vm|volume|registry)$/), ["edge-registry-registry", "edge-registry-server-vm", "edge-registry-volume"], names.join(", "));
+        assert.deepEqual(api.servers(), []);
     });
 
-    it("seed 002's cluster body as it is: import-request --stack, pulumi up: every node has both registry connections (HTTP; HTTPS with the package's CA, the hosts line and the kubelet login)", async () => {
-        await importRequest("registry-connection-instantiate.json", "edge-registries");
-        pulumi("up", "--yes", "--stack", "edge-registries");
+    it("seed 002's cluster body: import-request --stack, pulumi up: every node has both registry connections (HTTP; HTTPS with the package's CA, the hosts line and the kubelet login); pulumi destroy leaves nothing", async () => {
+        const stack = await importRequest("registry-connection-instantiate.json", "edge-registries");
+        await stack.up();
         const nodes = suite.lab.hostNames();
         assert.equal(nodes.length, 3, nodes.join(", "));
         const ca = fs.readFileSync(path.join(PROJECT_DIR, "examples/package/Files/registries/ca.crt"), "utf8");
@@ -110,23 +108,8 @@ describe("seeds 000, 001 and 002 through import-request and the Pulumi CLI, on l
             const credentials = JSON.parse(await suite.lab.inside(node, "cat /var/lib/kubelet/config.json"));
             assert.deepEqual(Object.keys(credentials.auths), ["registry.example.com"]);
         }
-        pulumi("destroy", "--yes", "--stack", "edge-registries");
+        await stack.destroy();
+        assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
-    });
-
-    it("seed 002's registry body as it is, with the package's registry image (OCI): import-request --stack, pulumi up serves the registry from containerd; pulumi destroy leaves no host or volume", async () => {
-        fs.mkdirSync(path.join(project.dir, "package/Files/images"), { recursive: true });
-        await registryImage(path.join(project.dir, "package/Files/images/private_registry.tar"), "oci-archive");
-        await importRequest("registry-vnf-instantiate.json", "edge-registry");
-        pulumi("up", "--yes", "--stack", "edge-registry");
-        const [registry] = suite.lab.hostNames();
-        assert.match(registry, /-registry$/);
-        const address = suite.lab.host(registry).address;
-        assert.equal(await suite.lab.inside(registry, `curl -s -o /dev/null -w '%{http_code}' http://${address}:5000/v2/`), "200");
-        assert.match(await suite.lab.inside(registry, "ctr -n k8s-vnf-registry tasks ls"), /^registry\s+\d+\s+RUNNING$/m);
-        assert.equal((await suite.lab.inside(registry, "findmnt -rn -o TARGET --target /var/lib/docker-registry")).trim(), "/var/lib/docker-registry");
-        pulumi("destroy", "--yes", "--stack", "edge-registry");
-        assert.deepEqual(suite.lab.hostNames(), []);
-        assert.deepEqual(suite.lab.volumeIds(), []);
     });
 });

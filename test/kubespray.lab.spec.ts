@@ -1,10 +1,13 @@
 /**
- * A kubespray cluster (seed 001's flavour) on lab hosts, driven as a user drives it: stack config, the real
- * program through the test engine. The Ansible server is a lab host running Debian's real Ansible; the
- * release it installs is the lab's kubespray stand-in (test/lab/stand-ins/kubespray: real plays trimmed from
- * v2.23.3), given as the package's release archive as an air-gapped site gives it. Its plays reach every node
- * over SSH with the inventory the step wrote, and record what ran where (.standin/runs.log). The external
- * load balancer runs real HAProxy in front of the masters' API.
+ * A kubespray cluster (seed 001's flavour) on lab hosts, driven as a user drives it: stack config, then the
+ * real Pulumi CLI, engine and plugins against the lab OpenStack API, whose servers are lab hosts. The Ansible
+ * server is a lab host running Debian's real Ansible; the release it installs is the lab's kubespray stand-in
+ * (test/lab/stand-ins/kubespray: real plays trimmed from v2.23.3), given as the package's release archive as
+ * an air-gapped site gives it. Its plays reach every node over SSH with the inventory the step wrote, and
+ * record what ran where (.standin/runs.log). The external load balancer runs real HAProxy in front of the
+ * masters' API, on its two ports' addresses (the outside one, and the one on the cluster network).
+ *
+ * A worker's heal is tested through the LCM service (kubesprayLcm.lab.spec.ts), on the same plays.
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
@@ -13,47 +16,47 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { clusterState } from "./support/clusterState";
 import { KUBESPRAY_STAND_IN_VERSION as VERSION, packKubesprayRelease, parsePlaybookRuns, PlaybookRun } from "./support/kubesprayRelease";
-import { LabStack } from "./support/labStack";
-import { failure, useLab } from "./support/labSuite";
+import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
+import { LabOpenStackApi } from "./support/openstackApi/server";
+import { realClusterStack } from "./support/realCluster";
+import { RealStack } from "./support/realStack";
+import { useBuiltTools } from "./support/tools";
 
 const ROOT = "/opt/kubespray";
 const INVENTORY = "/var/lib/k8s-vnf/inventory/ks";
 const ANSIBLE = "ks-ansible";
 const LB = "ks-external-lb";
 
-describe("kubespray cluster on lab hosts (seed 001's flavour): the real program through the test engine, real Ansible and HAProxy", function () {
+describe("kubespray cluster on lab hosts (seed 001's flavour): the real Pulumi CLI and plugins, real Ansible and HAProxy", function () {
+    useBuiltTools();
     this.timeout(600_000);
-    const suite = useLab([]);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-kubespray-"));
-    let stack: LabStack;
+    let api: LabOpenStackApi;
+    const suite = useLab([], { secrets: () => [api?.credentials.password ?? ""] });
+    let dir: string;
+    let stack: RealStack;
     let state: ReturnType<typeof clusterState>;
     const inside = (host: string, command: string) => suite.lab.inside(host, command);
     const runs = async (): Promise<PlaybookRun[]> => parsePlaybookRuns(await inside(ANSIBLE, `cat ${ROOT}/.standin/runs.log 2>/dev/null || true`));
     const lbConfig = () => inside(LB, "cat /etc/haproxy/haproxy.cfg");
     const worker = (i: number) => `ks-worker-${i}`;
 
-    before(function () {
+    skipAfterFirstFailure();
+
+    before(async function () {
         if (!suite.lab) this.skip();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-kubespray-"));
+        suite.onTeardown(() => fs.rmSync(dir, { recursive: true, force: true }));
         const releaseFile = packKubesprayRelease(path.join(dir, "package"));
         const password = suite.lab.password;
-        stack = new LabStack(suite.lab, "ks", {
-            vnfName: "ks",
-            flavour: "simple",
-            image: "lab-image",
-            flavor: "lab-flavor",
-            network: { networkId: "lab-net", subnetId: "lab-subnet" },
+        ({ api, stack } = await realClusterStack(suite, "ks", () => ({
             packageDir: path.join(dir, "package"),
             masters: { count: 1, password },
             workers: { count: 2, maxCount: 5, password },
             kubernetes: { drainTimeout: 5 },
             kubespray: { username: "ubuntu", password, version: VERSION, releaseFile, server: {} },
             externalLoadBalancer: { password, apiPort: 8383 },
-        });
+        })));
         state = clusterState(suite.lab, "ks");
-    });
-    after(() => {
-        suite.captured.push(...(stack?.output ?? []));
-        fs.rmSync(dir, { recursive: true, force: true });
     });
 
     it("instantiate: the release from the package on the Ansible server, HAProxy on the LB, cluster.yml over the inventory the stack made", async () => {
@@ -153,20 +156,6 @@ describe("kubespray cluster on lab hosts (seed 001's flavour): the real program 
         assert.match(await inside(ANSIBLE, `ls ${INVENTORY}/host_vars`), /ks-worker-3/, "the other nodes keep their logins");
     });
 
-    it("a worker heal: remove-node.yml for it, a new VM, then facts.yml and scale.yml limited to it", async () => {
-        const before = (await runs()).length;
-        const oldVm = stack.state().find((r) => r.urn.endsWith(`::${worker(1)}-vm`))!.id;
-        stack.set("heal.nodes.worker-1", 1);
-        await stack.up();
-        const added = (await runs()).slice(before);
-        assert.deepEqual(
-            added.map((r) => [r.playbook, r.limit ?? r.vars.node ?? null]),
-            [["remove-node.yml", worker(1)], ["playbooks/facts.yml", null], ["scale.yml", worker(1)]],
-        );
-        assert.notEqual(stack.state().find((r) => r.urn.endsWith(`::${worker(1)}-vm`))!.id, oldVm);
-        assert.equal(state.node(worker(1)).status, "Ready");
-    });
-
     it("an inventory path holding another cluster's inventory is refused, naming it; nothing of it is touched", async () => {
         await inside(ANSIBLE, "mkdir -p /var/lib/k8s-vnf/inventory/other && echo other > /var/lib/k8s-vnf/inventory/other/.k8s-vnf-cluster");
         stack.set("kubespray.inventoryPath", "/var/lib/k8s-vnf/inventory/other");
@@ -177,6 +166,7 @@ describe("kubespray cluster on lab hosts (seed 001's flavour): the real program 
 
     it("destroy: every VM goes, the Ansible server with it", async () => {
         await stack.destroy();
+        assert.deepEqual(api.servers(), []);
         assert.deepEqual(suite.lab.hostNames(), []);
     });
 });

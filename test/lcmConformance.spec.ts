@@ -2,7 +2,7 @@
  * SOL003 / SOL013 v2.6.1 behaviour any standard client relies on, in process on loopback: ETag and If-Match
  * on an individual VNF instance, the mandatory fields of compute resources and notifications, list queries
  * (filter, attribute selectors, paging). Stacks are run by a runner that reports what an engine would (a
- * server created per VNFC): the Pulumi side is the real-client suite's (lcm.spec.ts).
+ * server created per VNFC): the Pulumi side is the real-CLI suites' (realLcm.lab.spec.ts, realLcmOperations.lab.spec.ts).
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";

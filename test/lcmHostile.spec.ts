@@ -2,7 +2,7 @@
  * The LCM service under hostile input, in process on loopback: secrets never come back (one rule for what is
  * secret), callbacks under an address policy, links from the configured public URL, malformed requests as
  * ProblemDetails. Stacks are run by a recording runner: what is checked here is what the service stores and
- * answers; the Pulumi side is the real-client suite's (lcm.spec.ts).
+ * answers; the Pulumi side is the real-CLI suites' (realLcm.lab.spec.ts, realLcmOperations.lab.spec.ts).
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";

@@ -15,7 +15,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { descendants } from "../service/pulumiProcess";
-import { clusterState } from "./support/clusterState";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { vnflcmCancel } from "./support/lcmClient";
 import { skipAfterFirstFailure } from "./support/labSuite";
@@ -41,26 +40,9 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
     const vnfcs = () => lcm.vnfcs(id);
     const workers = async () => (await vnfcs()).filter((v) => v.vduId === "workerNode").map((v) => v.id);
     const servers = () => lcm.api.servers().map((s) => s.name).sort();
-    /** Each kubeadm join on the lab hosts takes this long (the stand-ins' delay), or no time. */
-    const slowJoins = (seconds: number | undefined) => {
-        const file = path.join(suite.lab.clusterState, CLUSTER_STATE, "delay");
-        if (seconds === undefined) fs.rmSync(file, { force: true });
-        else fs.writeFileSync(file, String(seconds));
-    };
-    /** The stand-ins' calls on the lab hosts, in the order they started. */
-    const calls = () => clusterState(suite.lab, CLUSTER_STATE).calls();
-    /** Waits until a kubeadm join runs on a lab host, among the calls after the first `after`. */
-    const joinStarted = async (after: number) => {
-        for (let i = 0; i < 1200; i++) {
-            if (calls().slice(after).some((l) => / kubeadm join /.test(l))) return;
-            await new Promise((r) => setTimeout(r, 250));
-        }
-        assert.fail("no kubeadm join started");
-    };
-    const locks = () => {
-        const dir = path.join(lcm.project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack());
-        return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
-    };
+    const { slowJoins, joinStarted } = lcm;
+    const calls = lcm.standInCalls;
+    const locks = () => lcm.locks(stack());
 
     skipAfterFirstFailure();
 
@@ -181,7 +163,8 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
     });
 
-    it("op cancel (client) while a new worker joins: the real CLI's graceful cancel, FAILED_TEMP, the lock released; op rollback (client) removes it again", async () => {
+    it("op cancel (client) while a new worker joins: the real CLI's graceful cancel, FAILED_TEMP, the lock released; op rollback (client) restores the config exactly and removes it again", async () => {
+        const configBefore = lcm.project.stackConfig(stack());
         slowJoins(20);
         const since = calls().length;
         try {
@@ -203,6 +186,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         await openstack("op", "rollback", (await settle()).id);
         const rolled = await settle();
         assert.equal(rolled.operationState, "ROLLED_BACK", JSON.stringify(rolled.error));
+        assert.deepEqual(lcm.project.stackConfig(stack()), configBefore, "the rollback restored the stack's config exactly");
         assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
         assert.deepEqual(servers(), [`${stack()}-master-0`, ...[0, 1, 2].map((i) => `${stack()}-worker-${i}`)]);
     });

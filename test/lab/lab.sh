@@ -56,15 +56,30 @@ bridge_name() { echo "kv${1}br"; }
 veth_host() { echo "kv${1}h${2}"; }
 netns_name() { echo "kv-${1}-${2}"; }
 
-bridge_up() {
-    local run="$1" subnet="$2" br
+bridge_up() { # RUN THIRD: the lab's bridge on the first 10.231.N.0/24 from N=THIRD on that no interface holds; prints 10.231.N
+    local run="$1" third="$2" br tries
     br="$(bridge_name "$run")"
-    ip link add "$br" type bridge
-    ip addr add "${subnet}.1/24" dev "$br"
-    # The subnet's gateway (the lab OpenStack API's gateway_ip) routes nowhere: what a host sends beyond the
-    # lab is refused here (ICMP unreachable), never forwarded off the machine.
-    sysctl -qw "net.ipv4.conf.$br.forwarding=0"
-    ip link set "$br" up
+    # Under a lock, so that two labs starting at once never take the same subnet: a second bridge with the same
+    # /24 would leave one lab's hosts unreachable, the other's answering at their addresses.
+    mkdir -p /run/k8s-vnf-lab
+    exec 7>/run/k8s-vnf-lab/subnets.lock
+    flock 7
+    for ((tries = 0; tries < 250; tries++)); do
+        if ! ip -o -4 addr show | grep -q " inet 10\.231\.$third\."; then
+            ip link add "$br" type bridge
+            ip addr add "10.231.$third.1/24" dev "$br"
+            # The subnet's gateway (the lab OpenStack API's gateway_ip) routes nowhere: what a host sends beyond
+            # the lab is refused here (ICMP unreachable), never forwarded off the machine.
+            sysctl -qw "net.ipv4.conf.$br.forwarding=0"
+            ip link set "$br" up
+            exec 7>&-
+            echo "10.231.$third"
+            return
+        fi
+        third=$((third % 250 + 1))
+    done
+    echo "lab.sh: every 10.231.N.0/24 is taken by another interface" >&2
+    return 1
 }
 
 bridge_down() {

@@ -118,7 +118,6 @@ export class Lab {
     constructor(attachTo?: LabDescriptor) {
         this.owner = !attachTo;
         this.run = attachTo?.run ?? randomBytes(3).toString("hex");
-        this.subnet = attachTo?.subnet ?? `10.231.${1 + (parseInt(this.run, 16) % 250)}`;
         this.dir = attachTo?.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), `k8s-vnf-lab-${this.run}-`));
         this.password = attachTo?.password ?? `lab-${randomBytes(9).toString("base64url")}`;
         this.privateKeyFile = attachTo?.privateKeyFile ?? path.join(this.dir, "id_ed25519");
@@ -129,10 +128,15 @@ export class Lab {
             execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "lab", "-f", this.privateKeyFile]);
             fs.mkdirSync(this.clusterState);
             fs.mkdirSync(path.join(this.dir, "addresses"));
-            const descriptor: LabDescriptor = { run: this.run, subnet: this.subnet, dir: this.dir, password: this.password, privateKeyFile: this.privateKeyFile, clusterState: this.clusterState };
-            fs.writeFileSync(this.descriptorFile, JSON.stringify(descriptor), { mode: 0o600 });
             liveLabs.add(this);
             installExitHandler();
+            // Its bridge, on a subnet no other running lab holds (lab.sh bridge-up picks it under a lock).
+            this.subnet = execFileSync(SCRIPT, ["bridge-up", this.run, String(1 + (parseInt(this.run, 16) % 250))], { encoding: "utf8" }).trim();
+            this.bridge = true;
+            const descriptor: LabDescriptor = { run: this.run, subnet: this.subnet, dir: this.dir, password: this.password, privateKeyFile: this.privateKeyFile, clusterState: this.clusterState };
+            fs.writeFileSync(this.descriptorFile, JSON.stringify(descriptor), { mode: 0o600 });
+        } else {
+            this.subnet = attachTo!.subnet;
         }
         this.privateKey = fs.readFileSync(this.privateKeyFile, "utf8");
     }
@@ -163,16 +167,10 @@ export class Lab {
      */
     async bootSystemd(): Promise<void> {
         await run(SCRIPT, ["systemd-layer"], { maxBuffer: 1 << 20 });
-        await this.bridgeUp(); // a hold is the lab's while its bridge is up
+        // A hold is the lab's while its bridge (made with the lab) is up.
         await run(SCRIPT, ["kubelet-hold", this.run]);
         this.kubeletSettingsHeld = true;
         fs.writeFileSync(path.join(this.dir, "init"), "systemd\n");
-    }
-
-    private async bridgeUp(): Promise<void> {
-        if (this.bridge) return;
-        await run(SCRIPT, ["bridge-up", this.run, this.subnet]);
-        this.bridge = true;
     }
 
     /** Whether the hosts this lab starts boot systemd (bootSystemd). */
@@ -189,7 +187,6 @@ export class Lab {
 
     async start(names: string[], options: { volumeMb?: number } = {}): Promise<LabHost[]> {
         await Lab.rootfs();
-        await this.bridgeUp();
         return Promise.all(names.map((name) => this.startHost(name, options.volumeMb ?? 0, this.allocateIndex(name))));
     }
 

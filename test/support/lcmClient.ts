@@ -88,7 +88,7 @@ export const clientAvailable = () => spawnSync("openstack", ["--version"]).statu
  * A seed's InstantiateVnfRequest for VMs that are lab hosts: its login passwords replaced by the lab's (the
  * hosts' `ubuntu` login), everything else as the seed has it.
  */
-export function seedBody(lab: Lab, name: string, options: { withoutVim?: boolean } = {}): any {
+export function seedBody(lab: Pick<Lab, "password">, name: string, options: { withoutVim?: boolean } = {}): any {
     const text = fs.readFileSync(path.join(REQUESTS_DIR, name), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
     const body = parseRequestText(text, name) as any;
     if (options.withoutVim) delete body.vimConnectionInfo;

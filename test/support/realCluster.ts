@@ -98,7 +98,11 @@ export async function kubeletNodes(
 
 /** `RealStack.create`, the stack disposed with the suite after what it printed goes to the suite's secret scan. */
 export async function suiteStack(suite: LabSuite, name: string, config: Record<string, unknown>, options: { env?: Record<string, string> } = {}): Promise<RealStack> {
-    const stack = await RealStack.create(name, config, options);
+    return withSuite(suite, await RealStack.create(name, config, options));
+}
+
+/** `stack` disposed with the suite after what it printed goes to the suite's secret scan. */
+export function withSuite(suite: LabSuite, stack: RealStack): RealStack {
     suite.onTeardown(async () => {
         suite.captured.push(...stack.output, ...stack.printed);
         await stack.dispose();

@@ -5,10 +5,12 @@
  * Stopped after the suite: the service and whatever its Pulumi commands left, by PID.
  */
 import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { descendants } from "../../service/pulumiProcess";
+import { clusterState } from "./clusterState";
 import { Callback, clientAvailable, seedBody, vnflcmClient } from "./lcmClient";
 import { LabSuite, useLab } from "./labSuite";
 import { LabOpenStackApi } from "./openstackApi/server";
@@ -31,6 +33,8 @@ export interface RealLcmOptions {
     vimIds: string[];
     /** `serve --packages`: one unpacked VNF package per vnfdId, made before the service starts. */
     packages?: (dir: string) => Promise<void>;
+    /** Whether the first master runs the real control plane (the lab's hosts get kube and etcd); default true. */
+    realControlPlane?: boolean;
 }
 
 export interface RealLcm {
@@ -55,6 +59,16 @@ export interface RealLcm {
     seedFile: (name: string) => string;
     /** Credentials a test came across (a kubeconfig's key), looked for in the suite's output too. */
     credentials: string[];
+    /** Each kubeadm join on the lab hosts takes this long from now on (the stand-ins' delay), or no time. */
+    slowJoins: (seconds: number | undefined) => void;
+    /** The stand-ins' calls on the lab hosts, in the order they started. */
+    standInCalls: () => string[];
+    /** Waits until a kubeadm join runs on a lab host, among the stand-ins' calls after the first `after`. */
+    joinStarted: (after: number) => Promise<void>;
+    /** The locks the file backend holds on `stack` (a file each, named by the CLI's lock id). */
+    locks: (stack: string) => string[];
+    /** The kinds of the updates recorded for `stack` (update, refresh, destroy), oldest first (`pulumi stack history`). */
+    history: (stack: string) => string[];
 }
 
 /** Call inside `describe`: the suite's service, started before its tests. */
@@ -69,6 +83,30 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
     };
     ctx.settle = (instanceId) => settledOperation(ctx.service, instanceId);
     ctx.vnfcs = async (instanceId) => (await ctx.call("GET", `/vnflcm/v1/vnf_instances/${instanceId}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
+    ctx.slowJoins = (seconds) => {
+        const file = path.join(ctx.suite.lab.clusterState, options.cluster, "delay");
+        if (seconds === undefined) fs.rmSync(file, { force: true });
+        else fs.writeFileSync(file, String(seconds));
+    };
+    ctx.standInCalls = () => clusterState(ctx.suite.lab, options.cluster).calls();
+    ctx.joinStarted = async (after) => {
+        for (let i = 0; i < 1200; i++) {
+            if (ctx.standInCalls().slice(after).some((l) => / kubeadm join /.test(l))) return;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.fail("no kubeadm join started");
+    };
+    ctx.locks = (stack) => {
+        const dir = path.join(ctx.project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack);
+        // The file backend's blob store (gocloud.dev fileblob) writes each lock's attributes beside it, `<lock>.attrs`.
+        return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !f.endsWith(".attrs")) : [];
+    };
+    ctx.history = (stack) => {
+        const r = spawnSync("pulumi", ["stack", "history", "--json", "--stack", stack, "--non-interactive"], { cwd: ctx.project.dir, env: ctx.env, encoding: "utf8", timeout: 60_000 });
+        if (r.status !== 0) throw new Error(`pulumi stack history exited ${r.status}: ${r.stderr.trim()}`);
+        // Newest first, as `pulumi stack history` lists them.
+        return (JSON.parse(r.stdout || "[]") as { kind: string }[]).map((u) => u.kind).reverse();
+    };
     ctx.seedFile = (name) => {
         const file = path.join(ctx.dataDir, name);
         // The client parses the file as strict JSON; the seeds carry Tacker's '#' comments.
@@ -83,8 +121,10 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
             if (process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
             this.skip();
         }
-        const tools = builtTools();
-        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        if (options.realControlPlane ?? true) {
+            const tools = builtTools();
+            suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        }
         ctx.api = await LabOpenStackApi.start(suite.lab, { cluster: options.cluster, networkId: options.networkId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
         suite.onTeardown(() => ctx.api.stop());
         // Made here, not when the suite is declared, so that a suite that is skipped or filtered out leaves none.

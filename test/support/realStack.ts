@@ -74,15 +74,18 @@ export class RealStack {
     private readonly home: string;
     private readonly running = new Set<ChildProcess>();
     private appliedConfig?: string;
+    /** The stack's config is another command's (`configuredElsewhere`): runs apply none of `config`. */
+    private readonly configuredElsewhere: boolean;
     private runs = 0;
 
     private constructor(
         readonly project: ServiceProject,
         readonly name: string,
-        config: Record<string, unknown>,
+        config: Record<string, unknown> | undefined,
         env: Record<string, string>,
     ) {
-        this.config = structuredClone(config);
+        this.configuredElsewhere = config === undefined;
+        this.config = structuredClone(config ?? {});
         this.home = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-pulumi-home-"));
         this.env = { ...realPulumiEnv(this.home, `lab-passphrase-${randomBytes(6).toString("hex")}`), ...env };
     }
@@ -99,14 +102,29 @@ export class RealStack {
         return stack;
     }
 
+    /**
+     * A stack that another command makes and configures in this object's project folder and environment
+     * (`k8s-vnf import-request --stack … --project <project.dir>` with `env`): no `stack init` here, and its
+     * runs apply no config of this object's (`pulumi config set` through `cli` changes it).
+     */
+    static configuredElsewhere(name: string, options: { env?: Record<string, string> } = {}): RealStack {
+        return new RealStack(serviceProject(), name, undefined, options.env ?? {});
+    }
+
     /** `pulumi config set --path <dotted path> <value>` (applied before the next run). */
     set(dotted: string, value: unknown): void {
+        this.ownConfig();
         setConfigPath(this.config, dotted, value);
     }
 
     /** The stack's whole config replaced, as the LCM service sets it. */
     setAll(config: Record<string, unknown>): void {
+        this.ownConfig();
         replaceConfig(this.config, config);
+    }
+
+    private ownConfig(): void {
+        if (this.configuredElsewhere) throw new Error(`stack ${this.name} is configured by another command: set its config with \`pulumi config set\``);
     }
 
     up(options: RealUpOptions = {}): Promise<RunResult> {
@@ -243,6 +261,7 @@ export class RealStack {
 
     /** Sets the stack's config as `config` holds it (each run does this first). */
     async applyConfig(): Promise<void> {
+        if (this.configuredElsewhere) return;
         const wanted = JSON.stringify(this.config);
         if (wanted === this.appliedConfig) return;
         await applyStackConfig(this.name, this.config, (args, input) => this.cli(args, input));

@@ -6,14 +6,17 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as YAML from "yaml";
 import { PROJECT_DIR } from "./program";
 
 const PROGRAM = ["package.json", "tsconfig.json", "node_modules", "config", "components", "providers", "loader"];
 
 export interface ServiceProject {
     dir: string;
-    /** A stack's config file, parsed (undefined while there is none). */
+    /** A stack's config file, as text (undefined while there is none). */
     stackFileText(stack: string): string | undefined;
+    /** A stack's config, each encrypted value shown as "[secure]" (ciphertexts change with each set); {} while there is none. */
+    stackConfig(stack: string): Record<string, unknown>;
     remove(): void;
 }
 
@@ -31,6 +34,11 @@ export function serviceProject(): ServiceProject {
         stackFileText: (stack) => {
             const file = path.join(dir, "stacks", `Pulumi.${stack}.yaml`);
             return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
+        },
+        stackConfig(stack) {
+            const text = this.stackFileText(stack);
+            const config = (text ? YAML.parse(text).config : undefined) ?? {};
+            return JSON.parse(JSON.stringify(config, (_k, v) => (v && typeof v === "object" && typeof v.secure === "string" ? "[secure]" : v)));
         },
         remove: () => fs.rmSync(dir, { recursive: true, force: true }),
     };
