@@ -31,6 +31,13 @@ describe("leaving a cluster whose API server is not there for a moment, or that 
         assert.deepEqual(joins(w, worker.host), ["reset"]);
     });
 
+    it("worker delete while an entire heal replaces the master's VM just after the leave logged in: that session goes before it can ask what the master is, a new one finds another machine there, so the cluster is gone and the worker is reset", async () => {
+        const { w, m0, worker, leave } = oneMasterOneWorker();
+        w.replacedAfterLogin.add(m0.host);
+        await leave();
+        assert.deepEqual(joins(w, worker.host), ["reset"]);
+    });
+
     it("worker delete after an entire heal replaced the master's VM already: another machine answers there, so the cluster is gone and the worker is reset", async () => {
         const w = new World();
         const m0 = w.machine("10.0.0.5", "m-0", "master");

@@ -3,7 +3,7 @@
  * while the workers' memberships and labels go, so "no control-plane node answers" can mean "no cluster left".
  */
 import { Hosts } from "../step";
-import { ConnectError, HostKeyMismatchError, SshSession } from "../transport/ssh";
+import { ConnectError, HostKeyMismatchError, RemoteCommandError, SshSession } from "../transport/ssh";
 import { ControlPlaneRef, isControlPlane, wasReset } from "./kubeadm";
 
 /**
@@ -20,7 +20,8 @@ export async function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: Cont
         let outcome: { value: T } | "gone" | "undecided";
         try {
             outcome = await hosts.first([ref.connection], `control-plane node ${ref.name}`, async (cp) => {
-                if (!(await isControlPlane(cp))) return (await wasReset(cp)) ? "gone" : "undecided";
+                const state = await askAgainIfDropped(hosts, cp, ref, masterState, "gone");
+                if (state !== "control-plane") return state;
                 try {
                     return { value: await fn(cp, ref) };
                 } catch (e) {
@@ -42,20 +43,32 @@ export async function onControlPlaneWhileThere<T>(hosts: Hosts, candidates: Cont
     return undefined;
 }
 
+/** What a master is now: a control-plane node, reset (gone), or neither for sure (with its API server but no admin kubeconfig). */
+async function masterState(s: SshSession): Promise<"control-plane" | "gone" | "undecided"> {
+    if (await isControlPlane(s)) return "control-plane";
+    return (await wasReset(s)) ? "gone" : "undecided";
+}
+
+/** Whether `ref` is still a control-plane node, asked on `cp` or again (askAgainIfDropped). */
+function stillControlPlane(hosts: Hosts, cp: SshSession, ref: ControlPlaneRef): Promise<boolean> {
+    return askAgainIfDropped(hosts, cp, ref, isControlPlane, false);
+}
+
 /**
- * Whether `ref` is still a control-plane node. When the session to it went meanwhile (an entire heal
- * replacing its VM), a new one asks again: another machine at its address (another host key), or none
- * answering within the connection policy, is no control-plane node of this cluster any more.
+ * `ask` on `cp`. When that session went meanwhile (an entire heal replacing the master's VM: ssh2's "Not
+ * connected"), a new one asks again, and another machine at its address, or none answering within the
+ * connection policy, is `gone`. A command that ran and failed is no session gone, and fails as it is.
  */
-async function stillControlPlane(hosts: Hosts, cp: SshSession, ref: ControlPlaneRef): Promise<boolean> {
+async function askAgainIfDropped<T>(hosts: Hosts, cp: SshSession, ref: ControlPlaneRef, ask: (s: SshSession) => Promise<T>, gone: T): Promise<T> {
     try {
-        return await isControlPlane(cp);
-    } catch {
+        return await ask(cp);
+    } catch (e) {
+        if (e instanceof RemoteCommandError) throw e;
         try {
-            return await hosts.on(ref.connection, isControlPlane);
-        } catch (e) {
-            if (e instanceof ConnectError || e instanceof HostKeyMismatchError) return false;
-            throw e;
+            return await hosts.on(ref.connection, ask);
+        } catch (again) {
+            if (again instanceof ConnectError || again instanceof HostKeyMismatchError) return gone;
+            throw again;
         }
     }
 }

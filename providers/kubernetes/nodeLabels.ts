@@ -71,7 +71,7 @@ export const nodeLabelsStep: StepDefinition<NodeLabelsInputs, NodeLabelsState> =
     kind: "NodeLabels",
     // 2: a delete while an entire heal resets the cluster is no failure (stored code runs the delete).
     // 3: ... also when every master was reset before the delete started (and kubectl's narrower retries, README (16)).
-    version: "3",
+    version: "4",
     outputs: ["computeHost", "appliedLabels"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: false,

@@ -41,7 +41,7 @@ export const workerMemberStep: StepDefinition<WorkerMemberInputs, WorkerMemberSt
     // 4: leaving a cluster that an entire heal resets meanwhile is no failure (stored code runs the delete).
     // 5: ... also while the reset has stopped the API server but not yet removed the admin kubeconfig.
     // 6: ... also when every master was reset before the delete started (and kubectl's narrower retries, README (16)).
-    version: "6",
+    version: "7",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,

@@ -62,7 +62,7 @@ async function answers(hosts: Hosts, target: SshTarget): Promise<boolean> {
 export const kubesprayWorkerStep: StepDefinition<KubesprayWorkerInputs, KubesprayWorkerState> = {
     kind: "KubesprayWorker",
     // 2: leaving a cluster whose every master was reset before the delete started is no failure (stored code runs the delete).
-    version: "2",
+    version: "3",
     outputs: ["nodeStatus"],
     replaceOn: ["vmId"],
     deleteBeforeReplace: true,

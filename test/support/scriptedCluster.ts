@@ -45,6 +45,8 @@ export class World {
     lostExecStreams: { match: RegExp; applied: boolean }[] = [];
     /** This many `etcdctl member remove` calls are refused by etcd (the member stays). */
     refusedEtcdRemovals = 0;
+    /** The next login to each of these addresses is followed at once by its VM's replacement (another machine there), before any command. */
+    replacedAfterLogin = new Set<string>();
 
     machine(address: string, name: string, state: "fresh" | "worker" | "master", key = `SHA256:${name}`): SshTarget {
         const files = state === "fresh" ? [] : state === "worker" ? [KUBELET_CONF] : [KUBELET_CONF, ADMIN_CONF, MANIFEST];
@@ -93,7 +95,12 @@ export class World {
             if (!m?.up) throw new ConnectError(`cannot connect to ${target.host}`);
             if (target.hostKeyFingerprint && target.hostKeyFingerprint !== m.key) throw new HostKeyMismatchError(`host key of ${target.host} changed: expected ${target.hostKeyFingerprint}, got ${m.key}`);
             this.logins.push(target);
-            return this.session(target.host);
+            const session = this.session(target.host);
+            if (this.replacedAfterLogin.delete(target.host)) {
+                m.key = `${m.key}-replaced`;
+                m.files.clear();
+            }
+            return session;
         };
         return {
             on: async (target, fn) => fn(open(target)),
