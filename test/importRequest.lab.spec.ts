@@ -13,9 +13,9 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { main } from "../cli/main";
-import { REQUESTS_DIR } from "./support/fixtures";
 import { packKubesprayRelease } from "./support/kubesprayRelease";
 import { useLab } from "./support/labSuite";
+import { seedText } from "./support/lcmClient";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { PROJECT_DIR } from "./support/program";
 import { suiteApi, withSuite } from "./support/realCluster";
@@ -50,7 +50,7 @@ describe("seeds 000, 001 and 002 through import-request and the real Pulumi CLI,
         fs.cpSync(path.join(PROJECT_DIR, "examples/package"), packageDir, { recursive: true });
         await prepare?.(packageDir);
         const request = path.join(stack.project.dir, `${name}.json`);
-        fs.writeFileSync(request, fs.readFileSync(path.join(REQUESTS_DIR, seed), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(suite.lab.password)}`));
+        fs.writeFileSync(request, seedText(suite.lab, seed));
         let err = "";
         const code = await main(["import-request", request, "--stack", name, "--package-dir", packageDir, "--project", stack.project.dir], {
             out: () => undefined,

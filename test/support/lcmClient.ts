@@ -85,12 +85,16 @@ export function vnflcmCancel(serviceUrl: string, opId: string): Promise<string> 
 export const clientAvailable = () => spawnSync("openstack", ["--version"]).status === 0;
 
 /**
- * A seed's InstantiateVnfRequest for VMs that are lab hosts: its login passwords replaced by the lab's (the
- * hosts' `ubuntu` login), everything else as the seed has it.
+ * A seed's request text for VMs that are lab hosts: its login passwords replaced by the lab's (the hosts'
+ * `ubuntu` login), everything else (Tacker's '#' comments too) as the seed has it.
  */
+export function seedText(lab: Pick<Lab, "password">, name: string): string {
+    return fs.readFileSync(path.join(REQUESTS_DIR, name), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
+}
+
+/** A seed's InstantiateVnfRequest as `seedText` gives it, parsed. */
 export function seedBody(lab: Pick<Lab, "password">, name: string, options: { withoutVim?: boolean } = {}): any {
-    const text = fs.readFileSync(path.join(REQUESTS_DIR, name), "utf8").replace(/("(?:ssh_)?password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
-    const body = parseRequestText(text, name) as any;
+    const body = parseRequestText(seedText(lab, name), name) as any;
     if (options.withoutVim) delete body.vimConnectionInfo;
     return body;
 }
