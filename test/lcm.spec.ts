@@ -2,7 +2,7 @@
  * The LCM service (`k8s-vnf serve`, its own process) with the real `openstack vnflcm` client: its SOL003
  * resources, notifications and authentication, which need no cluster; a missing or too old Pulumi CLI.
  * Its operations on clusters: realLcm.lab.spec.ts, realLcmOperations.lab.spec.ts, realLcmSeeds.lab.spec.ts,
- * kubesprayLcm.lab.spec.ts (the real Pulumi CLI), lcmStandInCli.lab.spec.ts (what still needs the stand-in).
+ * kubesprayLcm.lab.spec.ts (the real Pulumi CLI).
  */
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";

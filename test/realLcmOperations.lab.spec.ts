@@ -1,13 +1,16 @@
 /**
  * The LCM service's own handling of its operations, on the real Pulumi CLI: `k8s-vnf serve` as in
  * realLcm.lab.spec.ts (the lab OpenStack API, the seed's VIM registered at its Keystone, the real `openstack
- * vnflcm` client, the seed's simple cluster whose first master runs the real control plane). Notifications and
- * the stack config; the cluster as a Kubernetes VIM; refusals before anything runs; operate, a graceful stop
- * being two updates; the progress stream; a subscriber that is gone; a crash that also killed the `pulumi up`;
- * a failed update made FAILED; where the lab's secrets must not appear. What ran is read from the stack's
- * update history (`pulumi stack history`), the lab API's call record and the lab hosts.
+ * vnflcm` client, the seed's simple cluster whose first master runs the real control plane), with `--max-parallel 1`.
+ * Notifications and the stack config; the cluster as a Kubernetes VIM; refusals before anything runs; a cancel
+ * while `pulumi stack select` runs; change-ext-conn moving the workers to the lab API's second network; operate, a graceful stop being two
+ * updates; the progress stream; a subscriber that is gone, one that refuses a notification; a crash that also
+ * killed the `pulumi up` while another instance's operation waited for its slot; a failed update made FAILED;
+ * where the lab's secrets must not appear; a GRACEFUL terminate's wait. What ran is read from the stack's update
+ * history (`pulumi stack history`), the lab API's call record, the service's process tree and the lab hosts.
  *
- * Faults come from the lab: the lab API failing a call, a join slowed on a lab host, processes killed by PID.
+ * Faults come from the lab: the lab API failing a call, a join slowed on a lab host, processes stopped or
+ * killed by PID.
  */
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
@@ -24,18 +27,32 @@ import { useRealLcmService } from "./support/realLcmService";
 import { useBuiltTools } from "./support/tools";
 
 const exec = promisify(execFile);
+/** Process `pid`'s arguments joined by spaces, "" once it has ended. */
+const commandLine = (pid: number) => {
+    try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+    } catch {
+        return "";
+    }
+};
+/** Whether process `pid` is a Pulumi CLI (its program's name), not its plugins or the language host. */
+const isPulumi = (pid: number) => path.basename(commandLine(pid).split(" ")[0]) === "pulumi";
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";
 const SEED_NETWORK = "71a3fbd1-f31e-4c2c-b0e2-26267d64a9ee";
+/** The lab API's second tenant network, where change-ext-conn moves the workers. */
+const OTHER_NETWORK = "5b2f2a8e-3f0c-4f6e-9d1e-7f3c2a1b9c00";
 /** The vnfdId of the seeds' package (examples/package under `serve --packages`). */
 const VNFD = "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177";
 
-describe("the LCM service's handling of its operations on the real Pulumi CLI: refusals, operate, progress, crashes, failures and secrets", function () {
+describe("the LCM service's handling of its operations on the real Pulumi CLI: refusals, a cancel between commands, change-ext-conn, operate, progress, a parallel limit, crashes, failures, secrets, a graceful terminate", function () {
     useBuiltTools();
     this.timeout(900_000);
     const lcm = useRealLcmService({
         cluster: "lcmops",
         networkId: SEED_NETWORK,
+        otherNetworkId: OTHER_NETWORK,
         vimIds: [SEED_VIM],
+        serveArgs: ["--max-parallel", "1"],
         packages: async (dir) => fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(dir, VNFD), { recursive: true }),
     });
     const { suite, openstack, call } = lcm;
@@ -106,6 +123,65 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
         assert.deepEqual(await nothingRan(), before, "no update, no OpenStack call, no occurrence");
     });
 
+    it("a cancel that arrives while `pulumi stack select` runs (the real command, held with SIGSTOP until the cancel is accepted) is not lost: no update starts, FAILED_TEMP; op rollback makes it ROLLED_BACK", async () => {
+        const updatesBefore = updates();
+        const opId = (await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).location!.split("/").pop()!;
+        let select: number | undefined;
+        for (let i = 0; i < 3000 && !select; i++) {
+            select = descendants(lcm.service.pid).find((pid) => isPulumi(pid) && / stack select /.test(commandLine(pid)));
+            if (!select) await new Promise((r) => setTimeout(r, 10));
+        }
+        assert.ok(select, "the operation ran pulumi stack select");
+        process.kill(select, "SIGSTOP");
+        try {
+            assert.equal((await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${opId}/cancel`, { cancelMode: "GRACEFUL" })).status, 202);
+        } finally {
+            process.kill(select, "SIGCONT");
+        }
+        const op = await settle();
+        assert.equal(op.operationState, "FAILED_TEMP");
+        assert.match(op.error.detail, /cancelled/);
+        assert.equal(updates(), updatesBefore, "no update started");
+        assert.equal((await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${opId}/rollback`)).status, 202);
+        assert.equal((await settle()).operationState, "ROLLED_BACK");
+        assert.deepEqual(await workers(), [0, 1].map((i) => `${stack()}-worker-${i}`));
+    });
+
+    it("change-ext-conn (client) moves the workers to lab-net-2 one worker per update: each a new port and VM there, joined again; the master stays. The master's connection point and change_flavour are refused, nothing run", async () => {
+        const before = await vnfcs();
+        const address = (name: string) => suite.lab.host(name).address;
+        const addressesBefore = Object.fromEntries(before.map((v) => [v.id, address(v.id)]));
+        const file = path.join(lcm.dataDir, "change-ext-conn.json");
+        fs.writeFileSync(file, JSON.stringify({ extVirtualLinks: [{ id: "net1_worker", resourceId: OTHER_NETWORK, extCps: [{ cpdId: "workerNode_CP2", cpConfig: [{ cpProtocolData: [{ layerProtocol: "IP_OVER_ETHERNET" }] }] }] }] }));
+        const updatesBefore = updates();
+        const joinsBefore = lcm.standInCalls().filter((l) => / kubeadm join /.test(l)).length;
+        assert.match(await openstack("change-ext-conn", id, file), /has been accepted/);
+        const op = await settle();
+        assert.deepEqual([op.operation, op.operationState], ["CHANGE_EXT_CONN", "COMPLETED"], JSON.stringify(op.error));
+        assert.equal(updates() - updatesBefore, 2, "one update per worker");
+        assert.equal(lcm.standInCalls().filter((l) => / kubeadm join /.test(l)).length - joinsBefore, 2, "each moved worker joined again");
+        const after = await vnfcs();
+        assert.deepEqual(after.filter((v, i) => v.computeResource.resourceId !== before[i].computeResource.resourceId).map((v) => v.vduId), ["workerNode", "workerNode"]);
+        const ports = lcm.api.ports();
+        for (const v of after.filter((x) => x.vduId === "workerNode")) {
+            const port = ports.find((p) => p.deviceId === v.computeResource.resourceId);
+            assert.deepEqual([port?.networkId, port?.address], [OTHER_NETWORK, address(v.id)], `${v.id} on its port of lab-net-2`);
+            assert.ok(Number(address(v.id).split(".").pop()) >= 130 && address(v.id) !== addressesBefore[v.id], `${v.id} at ${address(v.id)}, an address of lab-net-2`);
+        }
+        const master = after.find((v) => v.vduId === "masterNode")!;
+        assert.equal(address(master.id), addressesBefore[master.id]);
+        const workersConfig = lcm.project.stackConfig(stack())["k8s-vnf:workers"] as any;
+        assert.deepEqual([workersConfig.networkId, workersConfig.portMove], [OTHER_NETWORK, undefined]);
+
+        const settled = await nothingRan();
+        const refusedMaster = await call("POST", `/vnflcm/v1/vnf_instances/${id}/change_ext_conn`, { extVirtualLinks: [{ id: "x", resourceId: OTHER_NETWORK, extCps: [{ cpdId: "masterNode_CP1" }] }] });
+        assert.equal(refusedMaster.status, 422);
+        assert.match(refusedMaster.body.detail, /extVirtualLinks\[0\]\.extCps\[0\]\.cpdId: masterNode_CP1 carries the control plane's addresses/);
+        const flavour = await call("POST", `/vnflcm/v1/vnf_instances/${id}/change_flavour`, { newFlavourId: "complex" });
+        assert.deepEqual([flavour.status, flavour.body.detail], [422, "newFlavourId: simple → complex changes the control plane's endpoint (the master's address ↔ the HA VIP), which is in the API server's certificate and every node's kubeconfig; instantiate a new VNF of flavour complex instead"]);
+        assert.deepEqual(await nothingRan(), settled, "a refusal runs nothing");
+    });
+
     it("operate: a graceful stop is two updates (drain, then every VM shut off), not held up by a subscriber that is gone; while STOPPED a scale is a 409; a start is one update back to STARTED, its progress streamed", async () => {
         const gone = await Callback.start();
         const subscription = await call("POST", "/vnflcm/v1/subscriptions", { callbackUri: gone.url });
@@ -156,13 +232,19 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
         assert.equal((await call("DELETE", `/vnflcm/v1/subscriptions/${subscription.body.id}`)).status, 204);
     });
 
-    it("a crash that also killed the `pulumi up` and its plugins: its stale lock is cleared with pulumi cancel on restart, FAILED_TEMP saying so; op retry (client) completes", async () => {
+    it("with --max-parallel 1, a crash that also killed the `pulumi up` and its plugins while another instance's instantiate waited: on restart the stale lock is cleared with pulumi cancel, FAILED_TEMP saying so, the waiting one ROLLED_BACK having run nothing; op retry (client) completes; an instantiated instance is not deleted (409)", async () => {
         lcm.slowJoins(20);
         const since = lcm.standInCalls().length;
         let opId = "";
+        let other = "";
+        let waiting = "";
         try {
             opId = (await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).location!.split("/").pop()!;
             await lcm.joinStarted(since);
+            other = (await call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: VNFD })).body.id;
+            waiting = (await call("POST", `/vnflcm/v1/vnf_instances/${other}/instantiate`, seedBody(suite.lab, "simple-instantiate.json"))).location!.split("/").pop()!;
+            await new Promise((r) => setTimeout(r, 1000));
+            assert.equal((await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${waiting}`)).body.operationState, "STARTING", "waits for the one slot --max-parallel 1 gives");
             const tree = descendants(lcm.service.pid);
             assert.ok(tree.length >= 4, "the CLI, its language host, the program and the plugins");
             await lcm.service.crash();
@@ -181,6 +263,9 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
             assert.equal(op.operationState, "FAILED_TEMP");
             assert.match(op.error.detail, /its Pulumi command \(pid \d+\) was no longer running; the stack's lock was cleared \(pulumi cancel\)/);
             assert.deepEqual(lcm.locks(stack()), []);
+            assert.equal((await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${waiting}`)).body.operationState, "ROLLED_BACK");
+            assert.equal((await call("GET", `/vnflcm/v1/vnf_instances/${other}`)).body.instantiationState, "NOT_INSTANTIATED");
+            assert.deepEqual(lcm.api.servers().filter((s) => s.name.startsWith(`vnf-${other}-`)), [], "the waiting instantiate made nothing");
         } finally {
             lcm.slowJoins(undefined);
         }
@@ -188,6 +273,25 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
         const op = await settle();
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
         assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
+        const instantiated = await call("DELETE", `/vnflcm/v1/vnf_instances/${id}`);
+        assert.deepEqual([instantiated.status, instantiated.body.detail], [409, `VNF instance ${id} is INSTANTIATED: terminate it before deleting it`]);
+        assert.equal((await call("DELETE", `/vnflcm/v1/vnf_instances/${other}`)).status, 204);
+    });
+
+    it("a notification a subscriber refuses is delivered again, once", async () => {
+        const refusing = await Callback.start();
+        try {
+            const subscription = await call("POST", "/vnflcm/v1/subscriptions", { callbackUri: refusing.url, filter: { notificationTypes: ["VnfIdentifierCreationNotification"] } });
+            refusing.failFirst = 1;
+            const created = JSON.parse(await openstack("create", VNFD, "--name", "vnf-notified", "-f", "json")).ID;
+            assert.ok(await refusing.until((r) => r.length > 0, 30_000), "delivered");
+            assert.equal(refusing.attempts, 2);
+            assert.deepEqual(refusing.received.map((n) => [n.notificationType, n.vnfInstanceId]), [["VnfIdentifierCreationNotification", created]]);
+            assert.equal((await call("DELETE", `/vnflcm/v1/subscriptions/${subscription.body.id}`)).status, 204);
+            assert.equal((await call("DELETE", `/vnflcm/v1/vnf_instances/${created}`)).status, 204);
+        } finally {
+            await refusing.stop();
+        }
     });
 
     it("a failed update (Nova answers 500 to a server create): FAILED_TEMP with the provider's error; op fail (client) makes it FAILED", async () => {
@@ -206,14 +310,23 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
             JSON.stringify((await call("GET", "/vnflcm/v1/vnf_instances?all_fields")).body),
             JSON.stringify((await call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body),
             JSON.stringify((await call("GET", "/v1.0/vims")).body),
+            JSON.stringify((await call("GET", "/k8s-vnf/v1/vims")).body),
+            JSON.stringify((await call("GET", `/k8s-vnf/v1/vims/${SEED_VIM}`)).body),
             JSON.stringify(lcm.callback.received),
             lcm.service.output,
         ];
         for (const secret of [suite.lab.password, lcm.api.credentials.password]) for (const text of seen) assert.ok(!text.includes(secret), text.slice(0, 200));
     });
 
-    it("terminate FORCEFUL (client): the stack destroyed, NOT_INSTANTIATED, no server or lab host left; then delete works", async () => {
-        assert.match(await openstack("terminate", "--termination-type", "FORCEFUL", id), /has been accepted/);
+    it("terminate GRACEFUL with a 20 s timeout: no Pulumi command before the timeout; the stack destroyed, NOT_INSTANTIATED, no server or lab host left; then delete (client) works", async () => {
+        const asked = Date.now();
+        assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/terminate`, { terminationType: "GRACEFUL", gracefulTerminationTimeout: 20 })).status, 202);
+        let firstCommand = 0;
+        while (!firstCommand) {
+            if (descendants(lcm.service.pid).some(isPulumi)) firstCommand = Date.now();
+            else await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(firstCommand - asked >= 20_000, `its first Pulumi command ${firstCommand - asked} ms after the request`);
         const op = await settle();
         assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
         assert.equal(JSON.parse(await openstack("show", id, "-f", "json"))["Instantiation State"], "NOT_INSTANTIATED");

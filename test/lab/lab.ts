@@ -191,12 +191,12 @@ export class Lab {
     }
 
     /**
-     * A free host index (address `subnet.(10+index)`, a MAC of its own), taken for `owner` until released;
-     * shared by every process using the lab.
+     * A free host index from `first` to `last` (address `subnet.(10+index)`, a MAC of its own), taken for
+     * `owner` until released; shared by every process using the lab.
      */
-    allocateIndex(owner: string): number {
-        for (let index = 0; index < 240; index++) if (this.claimIndex(index, owner)) return index;
-        throw new Error("the lab has no free address left");
+    allocateIndex(owner: string, first = 0, last = 239): number {
+        for (let index = first; index <= last; index++) if (this.claimIndex(index, owner)) return index;
+        throw new Error(`the lab has no free address left from ${this.addressOf(first)} to ${this.addressOf(last)}`);
     }
 
     /** Takes `index` for `owner` when it is free; false when another owner has it. */

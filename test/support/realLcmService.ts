@@ -29,10 +29,14 @@ export interface RealLcmOptions {
     cluster: string;
     /** The Neutron network id the seeds' bodies name. */
     networkId: string;
+    /** The id of the lab API's second tenant network (lab-net-2), for a move of the workers' ports. */
+    otherNetworkId?: string;
     /** The VIM ids the seeds' bodies name, each registered with the service at the lab's Keystone. */
     vimIds: string[];
     /** `serve --packages`: one unpacked VNF package per vnfdId, made before the service starts. */
     packages?: (dir: string) => Promise<void>;
+    /** More options of `k8s-vnf serve` (its start and every restart), e.g. `--max-parallel 1`. */
+    serveArgs?: string[];
     /** Whether the first master runs the real control plane (the lab's hosts get kube and etcd); default true. */
     realControlPlane?: boolean;
 }
@@ -79,7 +83,7 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
     ctx.openstack = vnflcmClient(() => ctx.service.url);
     ctx.call = (method, route, body) => ctx.service.call(method, route, body);
     ctx.startService = async () => {
-        ctx.service = await startService(ctx.dataDir, ctx.project, ctx.env, options.packages ? packagesDir() : undefined);
+        ctx.service = await startService(ctx.dataDir, ctx.project, ctx.env, options.packages ? packagesDir() : undefined, options.serveArgs);
     };
     ctx.settle = (instanceId) => settledOperation(ctx.service, instanceId);
     ctx.vnfcs = async (instanceId) => (await ctx.call("GET", `/vnflcm/v1/vnf_instances/${instanceId}`)).body.instantiatedVnfInfo.vnfcResourceInfo;
@@ -125,7 +129,7 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
             const tools = builtTools();
             suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
         }
-        ctx.api = await LabOpenStackApi.start(suite.lab, { cluster: options.cluster, networkId: options.networkId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
+        ctx.api = await LabOpenStackApi.start(suite.lab, { cluster: options.cluster, networkId: options.networkId, otherNetworkId: options.otherNetworkId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
         suite.onTeardown(() => ctx.api.stop());
         // Made here, not when the suite is declared, so that a suite that is skipped or filtered out leaves none.
         ctx.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-real-lcm-"));
@@ -164,10 +168,10 @@ export function realServiceEnv(dataDir: string): Record<string, string> {
     return { ...realPulumiEnv(home, "lcm-lab-passphrase"), K8S_VNF_PULUMI_ROOT: builtTools().pulumiRoot };
 }
 
-/** `k8s-vnf serve` on `project` with its data in `dataDir`/service, and the packages in `packagesDir`. */
-export async function startService(dataDir: string, project: ServiceProject, env: Record<string, string>, packagesDir?: string): Promise<ServiceProcess> {
+/** `k8s-vnf serve` on `project` with its data in `dataDir`/service, the packages in `packagesDir`, and `more` options. */
+export async function startService(dataDir: string, project: ServiceProject, env: Record<string, string>, packagesDir?: string, more: string[] = []): Promise<ServiceProcess> {
     fs.mkdirSync(path.join(dataDir, "service"), { recursive: true });
-    return ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir, ...(packagesDir ? ["--packages", packagesDir] : [])], env);
+    return ServiceProcess.start(path.join(dataDir, "service"), {}, ["--project", project.dir, ...(packagesDir ? ["--packages", packagesDir] : []), ...more], env);
 }
 
 /**

@@ -34,7 +34,7 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
             for (const id of s.ports) {
                 const p = state.ports.get(id);
                 if (!p) continue;
-                const name = p.network_id === state.network.id ? state.network.name : state.publicNetwork.name;
+                const name = state.tenantNetwork(p.network_id)?.name ?? state.publicNetwork.name;
                 for (const ip of p.fixed_ips) (addresses[name] ??= []).push({ version: 4, addr: ip.ip_address, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.mac_address });
             }
         }
@@ -93,19 +93,20 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
                 const p = state.ports.get(nic.port);
                 if (!p) throw novaError(400, `Port id ${nic.port} could not be found.`);
                 if (p.device_id) throw novaError(409, `Port ${nic.port} is still in use.`);
-            } else if (nic.uuid !== state.network.id) throw novaError(400, `Network ${nic.uuid} could not be found.`);
+            } else if (!state.tenantNetwork(String(nic.uuid))) throw novaError(400, `Network ${nic.uuid} could not be found.`);
         }
         const ports: string[] = [];
         const own: string[] = [];
         for (const nic of wanted) {
             let portId = nic.port;
             if (!portId) {
-                const index = nic.fixed_ip ? state.indexOfAddress(nic.fixed_ip) : state.lab.allocateIndex(`server:${id}`);
+                const net = state.tenantNetwork(String(nic.uuid))!;
+                const index = nic.fixed_ip ? state.indexOfAddress(nic.fixed_ip, net) : state.allocateIndexIn(net, `server:${id}`);
                 if (index === undefined) throw novaError(400, `Invalid input: fixed IP ${nic.fixed_ip} is not a valid IP for the specified subnet.`);
                 if (nic.fixed_ip && !state.lab.claimIndex(index, `server:${id}`)) throw novaError(409, `Fixed IP address ${nic.fixed_ip} is already in use on instance ${id}.`);
                 const now = isoNow();
                 portId = randomUUID();
-                state.ports.set(portId, { id: portId, name: "", description: "", network_id: state.network.id, mac_address: state.macOf(index), admin_state_up: true, status: "DOWN", device_id: "", device_owner: "", fixed_ips: [{ subnet_id: state.subnet.id, ip_address: state.lab.addressOf(index) }], allowed_address_pairs: [], security_groups: [state.defaultSecGroupId], port_security_enabled: true, created_at: now, updated_at: now, revision_number: 1, indexes: [index] });
+                state.ports.set(portId, { id: portId, name: "", description: "", network_id: net.id, mac_address: state.macOf(index), admin_state_up: true, status: "DOWN", device_id: "", device_owner: "", fixed_ips: state.fixedIpsOf(net, [index]), allowed_address_pairs: [], security_groups: [state.defaultSecGroupId], port_security_enabled: true, created_at: now, updated_at: now, revision_number: 1, indexes: [index] });
                 own.push(portId);
             }
             ports.push(portId);

@@ -73,8 +73,9 @@ export function floatingIpRoutes(state: CloudState, port: (id: string) => Port):
         if (body.port_id) throw neutronError(400, "BadRequest", "Bad router request: the lab's router takes interfaces by subnet_id only.");
         const subnetId = String(body.subnet_id ?? "");
         if (!subnetId) throw neutronError(400, "BadRequest", "Bad router request: Either subnet_id or port_id must be specified.");
-        if (subnetId !== state.subnet.id) throw neutronError(404, "SubnetNotFound", `Subnet ${subnetId} could not be found.`);
-        const reply = { id: router.id, subnet_id: subnetId, subnet_ids: [subnetId], port_id: router.interfacePorts[subnetId] ?? randomUUID(), network_id: state.network.id, ...project() };
+        const net = state.tenantNetworks.find((n) => n.subnet.id === subnetId);
+        if (!net) throw neutronError(404, "SubnetNotFound", `Subnet ${subnetId} could not be found.`);
+        const reply = { id: router.id, subnet_id: subnetId, subnet_ids: [subnetId], port_id: router.interfacePorts[subnetId] ?? randomUUID(), network_id: net.id, ...project() };
         if (add) {
             if (router.subnetIds.includes(subnetId)) throw neutronError(400, "BadRequest", `Bad router request: Router already has a port on subnet ${subnetId}.`);
             router.subnetIds.push(subnetId);
@@ -112,7 +113,7 @@ export function floatingIpRoutes(state: CloudState, port: (id: string) => Port):
             handler: (req) => {
                 const body = req.body?.floatingip ?? {};
                 const networkId = String(body.floating_network_id ?? "");
-                if (networkId === state.network.id) throw neutronError(400, "BadRequest", `Bad floatingip request: Network ${networkId} is not a valid external network.`);
+                if (state.tenantNetwork(networkId)) throw neutronError(400, "BadRequest", `Bad floatingip request: Network ${networkId} is not a valid external network.`);
                 if (networkId !== state.publicNetwork.id) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
                 const address = state.allocateFloatingAddress();
                 // neutron/ipam: an exhausted pool is 409 IpAddressGenerationFailure.

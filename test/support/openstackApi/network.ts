@@ -1,5 +1,5 @@
 /**
- * Neutron v2.0: the lab's network and subnet (made with the API), ports that hold lab addresses, and floating
+ * Neutron v2.0: the lab's two tenant networks and their subnets (state.ts TenantNetwork), ports that hold lab addresses, and floating
  * IPs. What the provider calls: terraform-provider-openstack v1.54.1 resource_openstack_networking_port_v2.go
  * (create, wait for ACTIVE/DOWN, read, update, delete and wait for 404), compute_instance_v2.go
  * getInstanceNetworkInfoNeutron (a port listed by ?id=, its network by ?id=&status=ACTIVE),
@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { ipAddressError, subnetError } from "./addresses";
 import { floatingIpRoutes } from "./floatingIps";
-import { CloudState, filterBy, isoNow, neutronError, Port, Route } from "./state";
+import { CloudState, filterBy, isoNow, neutronError, Port, Route, TenantNetwork } from "./state";
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -40,24 +40,22 @@ export function portView(state: CloudState, p: Port): Record<string, unknown> {
 
 export function networkRoutes(state: CloudState, base: () => string): Route[] {
     const project = () => ({ tenant_id: state.identity.project.id, project_id: state.identity.project.id });
-    const networks = () => [
-        { id: state.network.id, name: state.network.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": false, subnets: [state.subnet.id], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
-        { id: state.publicNetwork.id, name: state.publicNetwork.name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": true, subnets: [state.publicSubnet.id], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() },
-    ];
+    const networkView = (id: string, name: string, external: boolean, subnetId: string) => ({ id, name, status: "ACTIVE", admin_state_up: true, shared: false, "router:external": external, subnets: [subnetId], mtu: 1500, port_security_enabled: true, availability_zones: ["nova"], ...project() });
+    const networks = () => [...state.tenantNetworks.map((n) => networkView(n.id, n.name, false, n.subnet.id)), networkView(state.publicNetwork.id, state.publicNetwork.name, true, state.publicSubnet.id)];
     const subnets = () => [
-        {
-            id: state.subnet.id,
-            name: state.subnet.name,
-            network_id: state.network.id,
+        ...state.tenantNetworks.map((n) => ({
+            id: n.subnet.id,
+            name: n.subnet.name,
+            network_id: n.id,
             ip_version: 4,
-            cidr: state.subnetCidr,
-            gateway_ip: `${state.lab.subnet}.1`,
-            allocation_pools: [{ start: `${state.lab.subnet}.10`, end: `${state.lab.subnet}.249` }],
+            cidr: state.subnetCidr(n),
+            gateway_ip: `${state.lab.subnet}.${n.gateway}`,
+            allocation_pools: [{ start: `${state.lab.subnet}.${n.poolStart}`, end: `${state.lab.subnet}.${n.poolEnd}` }],
             enable_dhcp: true,
             dns_nameservers: [],
             host_routes: [],
             ...project(),
-        },
+        })),
         {
             id: state.publicSubnet.id,
             name: state.publicSubnet.name,
@@ -85,26 +83,30 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
     };
 
     /**
-     * The lab indexes for a port's fixed_ips, claimed for `owner` (neutron/db/ipam_pluggable_backend.py): the
-     * address asked for when it is free (else 409 IpAddressAlreadyAllocated), in the subnet (else 400
-     * InvalidIpForSubnet / InvalidIpForNetwork), or the next free one. All or nothing.
+     * The lab indexes for the fixed_ips of a port on `net`, claimed for `owner` (neutron/db/ipam_pluggable_backend.py,
+     * ipam_backend_mixin.py _get_subnet_for_fixed_ip): the address asked for when it is free (else 409
+     * IpAddressAlreadyAllocated), in the subnet (else 400 InvalidIpForSubnet / InvalidIpForNetwork), on a subnet
+     * of the port's network (else 400 InvalidInput), or the next free one of the pool. All or nothing.
      */
-    const claimFixedIps = (owner: string, fixedIps: { subnet_id?: string; ip_address?: string }[] | undefined): number[] => {
+    const claimFixedIps = (owner: string, net: TenantNetwork, fixedIps: { subnet_id?: string; ip_address?: string }[] | undefined): number[] => {
         const asked = fixedIps ?? [{}];
         const claimed: number[] = [];
         try {
             for (const ip of asked) {
-                if (ip.subnet_id !== undefined && ip.subnet_id !== state.subnet.id) throw neutronError(404, "SubnetNotFound", `Subnet ${ip.subnet_id} could not be found.`);
+                if (ip.subnet_id !== undefined && ip.subnet_id !== net.subnet.id) {
+                    if (!state.tenantNetworks.some((n) => n.subnet.id === ip.subnet_id) && ip.subnet_id !== state.publicSubnet.id) throw neutronError(404, "SubnetNotFound", `Subnet ${ip.subnet_id} could not be found.`);
+                    throw neutronError(400, "InvalidInput", `Invalid input for operation: Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${ip.subnet_id}.`);
+                }
                 if (ip.ip_address === undefined) {
-                    claimed.push(state.lab.allocateIndex(owner));
+                    claimed.push(state.allocateIndexIn(net, owner));
                     continue;
                 }
-                const index = state.indexOfAddress(ip.ip_address);
+                const index = state.indexOfAddress(ip.ip_address, net);
                 if (index === undefined) {
-                    if (ip.subnet_id === undefined && !ip.ip_address.startsWith(`${state.lab.subnet}.`)) throw neutronError(400, "InvalidIpForNetwork", `IP address ${ip.ip_address} is not a valid IP for any of the subnets on the specified network.`);
+                    if (ip.subnet_id === undefined && !state.inSubnet(ip.ip_address, net)) throw neutronError(400, "InvalidIpForNetwork", `IP address ${ip.ip_address} is not a valid IP for any of the subnets on the specified network.`);
                     throw neutronError(400, "InvalidIpForSubnet", `IP address ${ip.ip_address} is not a valid IP for the specified subnet.`);
                 }
-                if (claimed.includes(index) || !state.lab.claimIndex(index, owner)) throw neutronError(409, "IpAddressAlreadyAllocated", `IP address ${ip.ip_address} already allocated in subnet ${state.subnet.id}`);
+                if (claimed.includes(index) || !state.lab.claimIndex(index, owner)) throw neutronError(409, "IpAddressAlreadyAllocated", `IP address ${ip.ip_address} already allocated in subnet ${net.subnet.id}`);
                 claimed.push(index);
             }
             return claimed;
@@ -113,7 +115,6 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             throw e;
         }
     };
-    const fixedIpsOf = (indexes: number[]) => indexes.map((i) => ({ subnet_id: state.subnet.id, ip_address: state.lab.addressOf(i) }));
     /** allowed_address_pairs as neutron_lib/api/validators/allowedaddresspairs.py _validate_allowed_address_pairs checks them. */
     const pairsOf = (raw: unknown): Pair[] => {
         if (raw === undefined || raw === null) return [];
@@ -141,6 +142,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         const networkId = String(body.network_id ?? "");
         if (!networkId) throw neutronError(400, "HTTPBadRequest", "Failed to parse request. Required attribute 'network_id' not specified");
         if (!networks().some((n) => n.id === networkId)) throw neutronError(404, "NetworkNotFound", `Network ${networkId} could not be found.`);
+        const net = state.tenantNetwork(networkId);
         const pairs = pairsOf(body.allowed_address_pairs);
         const portSecurity = body.port_security_enabled === undefined || body.port_security_enabled === null || Boolean(body.port_security_enabled);
         // ml2 plugin.py _portsec_ext_port_create_processing: pairs without port security 409, security groups 400.
@@ -148,7 +150,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         if (!portSecurity && Array.isArray(body.security_groups) && body.security_groups.length) throw noGroupsWithoutPortSecurity();
         const groups = body.security_groups === undefined || body.security_groups === null ? (portSecurity ? [state.defaultSecGroupId] : []) : checkGroups(body.security_groups);
         const id = randomUUID();
-        const indexes = networkId === state.network.id ? claimFixedIps(`port:${id}`, body.fixed_ips) : [];
+        const indexes = net ? claimFixedIps(`port:${id}`, net, body.fixed_ips) : [];
         const mac = indexes.length ? state.macOf(indexes[0]) : "fa:16:3e:00:00:00";
         if (body.mac_address !== undefined && body.mac_address !== mac) {
             for (const index of indexes) state.lab.releaseIndex(index);
@@ -165,7 +167,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             status: "DOWN",
             device_id: String(body.device_id ?? ""),
             device_owner: String(body.device_owner ?? ""),
-            fixed_ips: fixedIpsOf(indexes),
+            fixed_ips: net ? state.fixedIpsOf(net, indexes) : [],
             allowed_address_pairs: withMacs(pairs, mac),
             security_groups: groups,
             port_security_enabled: portSecurity,
@@ -191,10 +193,12 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         }
         if (body.fixed_ips !== undefined) {
             if (p.device_id) throw neutronError(409, "PortInUse", `Unable to complete operation on port ${p.id}: the lab cannot move a running server's address; make a new port instead.`);
-            const indexes = claimFixedIps(`port:${p.id}`, body.fixed_ips);
+            const net = state.tenantNetwork(p.network_id);
+            if (!net) throw neutronError(400, "InvalidInput", `Invalid input for operation: the lab gives addresses on its tenant networks only, not on ${p.network_id}.`);
+            const indexes = claimFixedIps(`port:${p.id}`, net, body.fixed_ips);
             for (const old of p.indexes) if (!indexes.includes(old)) state.lab.releaseIndex(old);
             p.indexes = indexes;
-            p.fixed_ips = fixedIpsOf(indexes);
+            p.fixed_ips = state.fixedIpsOf(net, indexes);
         }
         if (groups !== undefined) p.security_groups = groups;
         if (pairs !== undefined) p.allowed_address_pairs = withMacs(pairs, p.mac_address);

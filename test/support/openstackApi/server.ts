@@ -37,7 +37,10 @@ interface Fault {
 export class LabOpenStackApi {
     readonly authUrl: string;
     readonly credentials: { username: string; password: string; projectName: string; userDomainName: string; projectDomainName: string; region: string };
+    /** lab-net (the seeds' network, CloudOptions.networkId) and its subnet. */
     readonly network: { id: string; subnetId: string };
+    /** lab-net-2 (CloudOptions.otherNetworkId) and its subnet: another network router1 reaches. */
+    readonly otherNetwork: { id: string; subnetId: string };
     readonly image: { id: string; name: string };
     readonly flavor: { id: string; name: string };
     /** Nova's and Cinder's availability zones: another one is refused (400). */
@@ -56,7 +59,7 @@ export class LabOpenStackApi {
         const id = state.identity;
         this.authUrl = `${baseUrl}/identity/v3`;
         this.credentials = { username: id.user.name, password: id.password, projectName: id.project.name, userDomainName: id.domain.name, projectDomainName: id.domain.name, region: id.region };
-        this.network = { id: state.network.id, subnetId: state.subnet.id };
+        [this.network, this.otherNetwork] = state.tenantNetworks.map((n) => ({ id: n.id, subnetId: n.subnet.id }));
         this.image = { id: state.image.id, name: state.image.name };
         this.flavor = { id: state.flavors[0].id, name: state.flavors[0].name };
         this.zones = state.zones;
@@ -126,6 +129,11 @@ export class LabOpenStackApi {
             const first = s.ports.map((id) => this.state.ports.get(id)).find((p) => p?.fixed_ips.length);
             return { id: s.id, name: s.name, status: s.status, address: first?.fixed_ips[0].ip_address ?? "", computeHost: s.computeHost ?? "", availabilityZone: s.availabilityZone };
         });
+    }
+
+    /** The ports: network, the server they are bound to ("" when none), first fixed IP ("" when none). */
+    ports(): { id: string; networkId: string; deviceId: string; address: string }[] {
+        return [...this.state.ports.values()].map((p) => ({ id: p.id, networkId: p.network_id, deviceId: p.device_id, address: p.fixed_ips[0]?.ip_address ?? "" }));
     }
 
     /** The server groups, each with its policy and its members' server names. */

@@ -243,24 +243,45 @@ export interface CloudOptions {
     zones?: readonly string[];
     volumeTypes?: readonly string[];
     networkId?: string;
+    /** The id of the lab's second tenant network (change_ext_conn's target), random by default. */
+    otherNetworkId?: string;
     imageName?: string;
     flavorNames?: readonly string[];
     /** A lab volume's size in MB, whatever size was asked for (64 by default: enough for ext4 and most tests' files). */
     volumeMb?: number;
 }
 
+/**
+ * A tenant network and its one IPv4 subnet: a /25 half of the lab's /24 each. Both halves are on the lab's one
+ * bridge, and router1 has an interface on each subnet, so a host on one reaches a host on the other, as the
+ * router would let it (the lab routes nothing: its hosts' /24 puts both halves on their link).
+ */
+export interface TenantNetwork {
+    id: string;
+    name: string;
+    subnet: { id: string; name: string };
+    /** The last octet of the subnet's first address (0 or 128), of its gateway, and of its allocation pool's ends. */
+    first: number;
+    gateway: number;
+    poolStart: number;
+    poolEnd: number;
+}
+
 /** Everything the API knows, in memory; the lab holds the hosts, addresses and volumes themselves. */
 export class CloudState {
     readonly identity: Identity;
     readonly tokens = new Map<string, { expires: number }>();
-    readonly network: { id: string; name: string };
+    /**
+     * `lab-net` (CloudOptions.networkId, the seeds' network) on .0/25, its pool .10-.126, and `lab-net-2`
+     * (CloudOptions.otherNetworkId) on .128/25, its pool .130-.249: lab host addresses are .10-.249.
+     */
+    readonly tenantNetworks: readonly TenantNetwork[];
     /** CloudOptions.volumeMb. */
     readonly volumeMb: number;
-    readonly subnet = { id: randomUUID(), name: "lab-subnet" };
     /** The floating IP pool (router:external) and its subnet, devstack's 172.24.4.0/24: no lab host answers there (no NAT). */
     readonly publicNetwork = { id: randomUUID(), name: "public" };
     readonly publicSubnet = { id: randomUUID(), name: "public-subnet", prefix: "172.24.4" };
-    /** devstack's router1: gateway on `public`, an interface on the lab subnet (what a floating IP association needs). */
+    /** devstack's router1: gateway on `public`, an interface on each tenant subnet (what a floating IP association needs). */
     readonly router: Router;
     /** Nova's and Cinder's availability zones, and Cinder's volume types (name, id). */
     readonly zones: readonly string[];
@@ -288,7 +309,10 @@ export class CloudState {
         computeHosts: number,
         options: CloudOptions = {},
     ) {
-        this.network = { id: options.networkId ?? randomUUID(), name: "lab-net" };
+        this.tenantNetworks = [
+            { id: options.networkId ?? randomUUID(), name: "lab-net", subnet: { id: randomUUID(), name: "lab-subnet" }, first: 0, gateway: 1, poolStart: 10, poolEnd: 126 },
+            { id: options.otherNetworkId ?? randomUUID(), name: "lab-net-2", subnet: { id: randomUUID(), name: "lab-subnet-2" }, first: 128, gateway: 129, poolStart: 130, poolEnd: 249 },
+        ];
         this.image = { id: randomUUID(), name: options.imageName ?? "debian-12-lab", created: isoNow() };
         this.flavors = [
             { id: randomUUID(), name: "lab.small", vcpus: 2, ram: 2048, disk: 20 },
@@ -298,7 +322,8 @@ export class CloudState {
         this.zones = [...(options.zones ?? ["nova", "az-1", "az-2"])];
         this.volumeMb = options.volumeMb ?? 64;
         this.volumeTypes = (options.volumeTypes ?? ["__DEFAULT__", "lvmdriver-1"]).map((name) => ({ name, id: randomUUID() }));
-        this.router = { id: randomUUID(), name: "router1", gatewayNetworkId: this.publicNetwork.id, gatewayIp: `${this.publicSubnet.prefix}.2`, subnetIds: [this.subnet.id], interfacePorts: { [this.subnet.id]: randomUUID() } };
+        const subnetIds = this.tenantNetworks.map((n) => n.subnet.id);
+        this.router = { id: randomUUID(), name: "router1", gatewayNetworkId: this.publicNetwork.id, gatewayIp: `${this.publicSubnet.prefix}.2`, subnetIds, interfacePorts: Object.fromEntries(subnetIds.map((id) => [id, randomUUID()])) };
         this.identity = {
             domain: { id: "default", name: "Default" },
             project: { id: randomBytes(16).toString("hex"), name: "admin" },
@@ -318,8 +343,31 @@ export class CloudState {
         this.pending.add(tracked);
     }
 
-    get subnetCidr(): string {
-        return `${this.lab.subnet}.0/24`;
+    /** The seeds' network, lab-net. */
+    get network(): TenantNetwork {
+        return this.tenantNetworks[0];
+    }
+
+    get subnet(): { id: string; name: string } {
+        return this.network.subnet;
+    }
+
+    tenantNetwork(id: string): TenantNetwork | undefined {
+        return this.tenantNetworks.find((n) => n.id === id);
+    }
+
+    subnetCidr(net: TenantNetwork): string {
+        return `${this.lab.subnet}.${net.first}/25`;
+    }
+
+    /** The next free lab index of `net`'s allocation pool, taken for `owner`. */
+    allocateIndexIn(net: TenantNetwork, owner: string): number {
+        return this.lab.allocateIndex(owner, net.poolStart - 10, net.poolEnd - 10);
+    }
+
+    /** The fixed IPs of a port on `net` that holds the lab indexes `indexes`. */
+    fixedIpsOf(net: TenantNetwork, indexes: number[]): { subnet_id: string; ip_address: string }[] {
+        return indexes.map((i) => ({ subnet_id: net.subnet.id, ip_address: this.lab.addressOf(i) }));
     }
 
     /** The next free address of the public subnet's pool (.2-.254, the router's gateway first), else undefined. */
@@ -338,13 +386,24 @@ export class CloudState {
         }
     }
 
-    /** The lab index of an address of the lab's subnet that a lab host can have, else undefined. */
-    indexOfAddress(address: string): number | undefined {
+    /**
+     * The lab index of an address of `net`'s allocation pool, else undefined. Neutron also takes a subnet's
+     * addresses outside its pool; the lab has no host for them (its bridge is .1, its hosts .10-.249).
+     */
+    indexOfAddress(address: string, net: TenantNetwork): number | undefined {
         const prefix = `${this.lab.subnet}.`;
-        if (!address.startsWith(prefix)) return undefined;
+        if (!address.startsWith(prefix) || !/^\d+$/.test(address.slice(prefix.length))) return undefined;
         const last = Number(address.slice(prefix.length));
-        if (!/^\d+$/.test(address.slice(prefix.length)) || last < 10 || last >= 250) return undefined;
+        if (last < net.poolStart || last > net.poolEnd) return undefined;
         return last - 10;
+    }
+
+    /** Whether `address` is in `net`'s subnet (its /25). */
+    inSubnet(address: string, net: TenantNetwork): boolean {
+        const prefix = `${this.lab.subnet}.`;
+        if (!address.startsWith(prefix) || !/^\d+$/.test(address.slice(prefix.length))) return false;
+        const last = Number(address.slice(prefix.length));
+        return last >= net.first && last < net.first + 128;
     }
 
     /** The MAC lab.sh gives the veth of host index `index` (a VM keeps its port's MAC). */
