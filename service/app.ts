@@ -13,7 +13,7 @@ import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./que
 import { NfvoOptions } from "./kubernetesVims";
 import { instanceLinks } from "./instanceView";
 import { Lifecycle, Operation } from "./lifecycle";
-import { API_PREFIX, instanceHref, opOccHref, subscriptionHref } from "./links";
+import { API_PREFIX, instanceHref, opOccHref, opOccLinks, subscriptionHref } from "./links";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "./problem";
 import { dryRun, operationOf } from "./dryRun";
@@ -170,14 +170,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
 
     // Lists (SOL013 §5.2–5.4): filtered, paged and cut by attribute selectors, over what a GET shows.
-    const list = (table: Table, route: string, rules: ListRules) =>
+    const list = (table: Table, route: string, rules: ListRules, view: (record: Body) => Body = visible) =>
         app.get(route, async (request, reply) => {
-            const page = queryList(store.list(table).map(visible), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
+            const page = queryList(store.list(table).map(view), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
             if (page.nextMarker) reply.header("link", nextPageLink(`${base(request)}${route}`, request.query as ListQuery, page.nextMarker));
             return page.items;
         });
     list("vnf_instances", `${API_PREFIX}/vnf_instances`, LIST_RULES.vnfInstances);
-    list("op_occs", `${API_PREFIX}/vnf_lcm_op_occs`, LIST_RULES.opOccs);
+    list("op_occs", `${API_PREFIX}/vnf_lcm_op_occs`, LIST_RULES.opOccs, visibleOp);
     list("subscriptions", `${API_PREFIX}/subscriptions`, LIST_RULES.subscriptions);
 
     // SOL003 §5.4.3.3.2 / SOL013 §4.5: an individual VNF instance carries an ETag; a PATCH may send it back
@@ -265,7 +265,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         if (!found) throw notFound("VNF LCM operation occurrence", id);
         return found;
     };
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => visible(findOp(request.params.id)));
+    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => visibleOp(findOp(request.params.id)));
     const opTask = (name: "retry" | "rollback" | "cancel") =>
         app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/${name}`, async (request, reply) => {
             lifecycle[name](request.params.id);
@@ -274,7 +274,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     opTask("retry");
     opTask("rollback");
     opTask("cancel");
-    app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/fail`, async (request) => visible(lifecycle.fail(request.params.id)));
+    app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/fail`, async (request) => visibleOp(lifecycle.fail(request.params.id)));
     // Progress as server-sent events: one `progress` event per engine event, `state` on each transition, until
     // the occurrence is over or waits for a person. A watcher that reads slowly loses progress events (each
     // is the whole progress so far), never a state.
@@ -355,6 +355,12 @@ const WAITING_OR_DONE: ReadonlySet<string> = new Set(["COMPLETED", "FAILED_TEMP"
  */
 function visible(record: Body): Body {
     return maskSecrets(Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__"))));
+}
+
+/** What a GET shows of an occurrence: `visible`, its task links those its state allows. */
+function visibleOp(record: Body): Body {
+    const shown = visible(record);
+    return { ...shown, _links: opOccLinks(shown as Parameters<typeof opOccLinks>[0]) };
 }
 
 /** A strong entity tag of what a GET shows. */

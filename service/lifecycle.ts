@@ -110,14 +110,8 @@ export class Lifecycle {
             isAutomaticInvocation: false,
             operationParams: maskSecrets(params),
             isCancelPending: false,
-            _links: {
-                self: { href: opUrl },
-                vnfInstance: { href: instanceHref(baseUrl, instanceId) },
-                retry: { href: `${opUrl}/retry` },
-                rollback: { href: `${opUrl}/rollback` },
-                fail: { href: `${opUrl}/fail` },
-                cancel: { href: `${opUrl}/cancel` },
-            },
+            // The task links follow the state: a GET shows them (links.ts opOccLinks).
+            _links: { self: { href: opUrl }, vnfInstance: { href: instanceHref(baseUrl, instanceId) } },
             __plan: plan,
             __baseUrl: baseUrl,
         };

@@ -24,7 +24,12 @@ class ServersRunner implements StackRunner {
     readonly ups: Record<string, any>[] = [];
     /** Makes the next `up` whose config this matches fail once. */
     failOnce?: (config: Record<string, any>) => boolean;
+    /** Makes the next destroy fail. */
+    failDestroy = false;
+    /** While set, an `up` waits for it before it does anything. */
+    hold?: Promise<void>;
     async up(stack: string, config: Record<string, any>, options: RunOptions): Promise<Record<string, unknown>> {
+        await this.hold;
         this.ups.push(structuredClone(config));
         if (this.failOnce?.(config)) {
             this.failOnce = undefined;
@@ -40,7 +45,12 @@ class ServersRunner implements StackRunner {
         });
         return { vnfcResources: resources, scale: { worker_instance: { count: config.workers?.count ?? 2, min: 2, max: 4 } } };
     }
-    async destroy(): Promise<void> {}
+    async destroy(): Promise<void> {
+        if (this.failDestroy) {
+            this.failDestroy = false;
+            throw new Error("stand-in: the destroy failed");
+        }
+    }
     async preview(): Promise<void> {
         throw new Error("these tests make no plans");
     }
@@ -250,6 +260,35 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
             assert.equal(r.status, 400, JSON.stringify(body));
             assert.match(r.body.detail, detail);
         }
+    });
+
+    it("an occurrence links a task only while it is allowed (SOL003 Table 5.5.2.13-1): cancel while it runs; retry, rollback and fail while FAILED_TEMP, a terminate's without rollback; none once it is over", async () => {
+        const tasks = (op: any) => Object.keys(op._links).filter((k) => k !== "self" && k !== "vnfInstance").sort();
+        const { id, op } = await instantiated("links");
+        assert.deepEqual(tasks(op), [], "COMPLETED");
+        let release!: () => void;
+        runner.hold = new Promise((resolve) => (release = resolve));
+        const scaling = String((await api("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" })).headers.get("location"));
+        let running = (await api("GET", scaling)).body;
+        for (let i = 0; i < 200 && running.operationState !== "PROCESSING"; i++) running = (await new Promise((r) => setTimeout(r, 25)), await api("GET", scaling)).body;
+        assert.deepEqual([running.operationState, tasks(running)], ["PROCESSING", ["cancel"]]);
+        runner.failOnce = () => true;
+        runner.hold = undefined;
+        release();
+        const failed = await settle(scaling);
+        assert.deepEqual([failed.operationState, tasks(failed)], ["FAILED_TEMP", ["fail", "retry", "rollback"]]);
+        assert.equal(failed._links.retry.href, `${scaling}/retry`);
+        const listed = (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs?filter=(eq,id,${failed.id})`)).body;
+        assert.deepEqual(listed.map(tasks), [["fail", "retry", "rollback"]], "the same in a list");
+        const declared = (await api("POST", `${scaling}/fail`)).body;
+        assert.deepEqual([declared.operationState, tasks(declared)], ["FAILED", []]);
+
+        runner.failDestroy = true;
+        const terminating = String((await api("POST", `/vnflcm/v1/vnf_instances/${id}/terminate`, { terminationType: "FORCEFUL" })).headers.get("location"));
+        const terminate = await settle(terminating);
+        assert.deepEqual([terminate.operationState, tasks(terminate)], ["FAILED_TEMP", ["fail", "retry"]]);
+        assert.equal((await api("POST", `${terminating}/retry`)).status, 202);
+        assert.deepEqual(tasks(await settle(terminating)), []);
     });
 
     it("a multi-update operation that failed half way: retry resumes where it stopped; rollback steps back the way it came, one worker per update", async () => {
