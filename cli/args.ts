@@ -18,7 +18,7 @@ export interface Args {
 }
 
 const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--max-dry-runs", "--page-size", "--public-url", "--packages", "--tacker-nfvo"]);
-const FLAGS = new Set(["--allow-loopback-callbacks", "--no-authentication", "--json"]);
+const FLAGS = new Set(["--allow-loopback-callbacks", "--no-authentication", "--json", "--version"]);
 
 export function parseArgs(argv: string[]): Args {
     const args: Args = { positional: [], options: new Map() };

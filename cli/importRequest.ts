@@ -5,6 +5,7 @@ import { findSecrets, parseVnfConfig, PROJECT } from "../config/load";
 import { parseRequestText } from "../config/requestText";
 import { ConfigError, ConfigProblem } from "../config/spec";
 import { convertInstantiateRequest, namesPackageFiles } from "../config/tacker";
+import { otherRequestKind } from "./requestKind";
 import { MIB, readAtMost, sizeText } from "../config/untrustedFile";
 import { findPulumi, PulumiCliError, selectOrCreateStack, setSecretConfig } from "./pulumiCli";
 import { printable, PRINTABLE_LIMIT } from "./printable";
@@ -77,6 +78,8 @@ export function importRequest(args: Args, projectDir: string, io: Io): number {
     const packageDir = packageDirOption === undefined ? undefined : path.resolve(io.cwd, packageDirOption);
 
     const body = parseRequestText(readRequestFile(file, args.positional[0]), path.basename(file));
+    const other = otherRequestKind(body);
+    if (other) throw new ConfigError([{ path: "", message: `this is a ${other}; import-request takes an InstantiateVnfRequest (the body of instantiate, with flavourId)` }], "InstantiateVnfRequest");
     const existing = stack ? readStackFile(projectDir, stack) : undefined;
     const base = existing ? (mapSecureLeaves(existing.config, "remove") as Record<string, unknown>) : undefined;
     // In the stack file, packageDir is relative to the project so the stack works from any checkout.

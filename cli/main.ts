@@ -5,6 +5,8 @@
  *   k8s-vnf validate --stack NAME                                      check a stack file offline
  *   k8s-vnf config-reference                                           print the configuration reference
  *   k8s-vnf plan --stack NAME [--json]                                 what `pulumi up` would change and run
+ *   k8s-vnf serve …                                                    the SOL003 LCM service
+ *   k8s-vnf help [COMMAND], k8s-vnf --version
  */
 import * as path from "node:path";
 import { ConfigError } from "../config/spec";
@@ -47,7 +49,24 @@ const USAGE = `usage:
       \`openstack vim list\` reads); with --tacker-nfvo URL they are registered in that Tacker NFVO as well
       (POST /v1.0/vims, token in K8S_VNF_TACKER_NFVO_TOKEN). A CNF request names one of these VIMs.
       POST /k8s-vnf/v1/vnf_instances/{id}/plan with any LCM request body (or ?operation=NAME) is a dry run:
-      the request checked as the operation would be, then previewed with the config it would set; nothing changes.`;
+      the request checked as the operation would be, then previewed with the config it would set; nothing changes.
+  k8s-vnf help [COMMAND]
+      This text, or one command's part of it (also: k8s-vnf COMMAND --help).
+  k8s-vnf --version
+      The version of k8s-vnf and of the Pulumi packages it is built with.`;
+
+/** A command's part of USAGE, under the same heading; undefined for a command USAGE does not have. */
+function usageOf(command: string): string | undefined {
+    const part = USAGE.split(/\n(?= {2}k8s-vnf )/).find((p) => p.startsWith(`  k8s-vnf ${command} `) || p.startsWith(`  k8s-vnf ${command}\n`));
+    return part && `usage:\n${part}`;
+}
+
+/** `k8s-vnf <version> (@pulumi/pulumi <pin>, …)`, from package.json. */
+function versionLine(): string {
+    const pkg = require("../package.json") as { version: string; dependencies: Record<string, string> };
+    const pins = ["@pulumi/pulumi", "@pulumi/openstack", "@pulumi/kubernetes"].map((name) => `${name} ${pkg.dependencies[name]}`);
+    return `k8s-vnf ${pkg.version} (${pins.join(", ")})`;
+}
 
 // Each command's module is loaded when it runs: `serve` starts without the configuration model and the
 // request converter, which it needs only with the first operation.
@@ -60,7 +79,21 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
         io.err(`${(e as Error).message}\n${USAGE}\n`);
         return 2;
     }
-    if (args.options.has("--help") || !args.command) {
+    if (args.options.has("--version")) {
+        io.out(`${versionLine()}\n`);
+        return 0;
+    }
+    const helpOn = args.command === "help" ? args.positional[0] : args.options.has("--help") ? args.command : undefined;
+    if (helpOn !== undefined) {
+        const usage = usageOf(helpOn);
+        if (!usage) {
+            io.err(`unknown command ${helpOn}\n${USAGE}\n`);
+            return 2;
+        }
+        io.out(`${usage}\n`);
+        return 0;
+    }
+    if (args.options.has("--help") || args.command === "help" || !args.command) {
         io.out(`${USAGE}\n`);
         return args.command || args.options.has("--help") ? 0 : 2;
     }

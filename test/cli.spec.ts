@@ -259,6 +259,46 @@ describe("k8s-vnf CLI", () => {
         assert.equal((await cli(["--help"])).code, 0);
     });
 
+    it("help: `help` and `--help` the whole usage, `help COMMAND` and `COMMAND --help` that command's only; --version names k8s-vnf's and the Pulumi packages' versions", async () => {
+        const all = await cli(["help"]);
+        assert.equal(all.code, 0);
+        for (const command of ["import-request", "validate", "config-reference", "plan", "serve"]) assert.match(all.out, new RegExp(`^  k8s-vnf ${command}\\b`, "m"), command);
+        assert.equal((await cli(["--help"])).out, all.out);
+        const plan = await cli(["plan", "--help"]);
+        assert.equal(plan.code, 0);
+        assert.match(plan.out, /^usage:\n  k8s-vnf plan --stack NAME/);
+        assert.doesNotMatch(plan.out, /k8s-vnf (serve|validate|import-request)/);
+        assert.deepEqual(await cli(["help", "plan"]), plan);
+        const unknown = await cli(["help", "frobnicate"]);
+        assert.equal(unknown.code, 2);
+        assert.match(unknown.err, /^unknown command frobnicate/);
+        const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, "package.json"), "utf8"));
+        const version = await cli(["--version"]);
+        assert.deepEqual(version, { code: 0, out: `k8s-vnf ${pkg.version} (@pulumi/pulumi ${pkg.dependencies["@pulumi/pulumi"]}, @pulumi/openstack ${pkg.dependencies["@pulumi/openstack"]}, @pulumi/kubernetes ${pkg.dependencies["@pulumi/kubernetes"]})\n`, err: "" });
+    });
+
+    it("import-request of another SOL003 request (scale, heal, terminate, ...) says which it is and what it takes", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cli-kind-"));
+        try {
+            const bodies: [string, object][] = [
+                ["ScaleVnfRequest", { type: "SCALE_OUT", aspectId: "worker_instance", numberOfSteps: 1 }],
+                ["HealVnfRequest", { vnfcInstanceId: ["a"], cause: "broken" }],
+                ["TerminateVnfRequest", { terminationType: "GRACEFUL" }],
+                ["ChangeExtVnfConnectivityRequest", { extVirtualLinks: [] }],
+                ["CreateVnfRequest", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177" }],
+            ];
+            for (const [kind, body] of bodies) {
+                fs.writeFileSync(path.join(dir, "body.json"), JSON.stringify(body));
+                const run = await cli(["import-request", path.join(dir, "body.json")]);
+                assert.equal(run.code, 1, kind);
+                assert.match(run.err, new RegExp(`this is a ${kind}; import-request takes an InstantiateVnfRequest`), kind);
+                assert.doesNotMatch(run.err, /flavourId: Invalid input/, kind);
+            }
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("the configuration reference in docs/ and README is current", () => {
         assert.equal(fs.readFileSync(path.join(PROJECT_DIR, "docs/configuration.md"), "utf8"), configurationReference(PROJECT_DIR), "run `npm run docs`");
         assert.ok(fs.readFileSync(path.join(PROJECT_DIR, "README.md"), "utf8").includes(tackerReference()), "README's Tacker table is stale: paste `k8s-vnf config-reference`'s table");
