@@ -94,7 +94,7 @@ export const TACKER_FIELDS: FieldMapping[] = [
     { tacker: `${K}.ansible.password`, config: "kubespray.password", note: "secret" },
     { tacker: `${K}.ansible.kubespray_root_path`, config: "kubespray.kubesprayRoot", convert: unlessPlaceholder, note: "\"\": /opt/kubespray" },
     { tacker: `${K}.ansible.transferring_inventory_path`, config: "kubespray.inventoryPath", convert: unlessPlaceholder, note: "\"\": /var/lib/k8s-vnf/inventory/<vnf name>" },
-    { tacker: `${K}.external_lb_param.ssh_cp_name`, note: "its extVirtualLinks entry (or externalLB_CP1's) gives externalLoadBalancer.externalNetworkId" },
+    { tacker: `${K}.external_lb_param.ssh_cp_name`, note: "its extVirtualLinks entry (or externalLB_CP1's) gives externalLoadBalancer.networkId" },
     { tacker: `${K}.external_lb_param.ssh_username`, config: "externalLoadBalancer.username" },
     { tacker: `${K}.external_lb_param.ssh_password`, config: "externalLoadBalancer.password", note: "secret" },
     { tacker: `${K}.external_lb_param.script_path`, ignored: true, note: "the project ships its own load-balancer step" },

@@ -7,6 +7,9 @@ import * as YAML from "yaml";
 import { main } from "../cli/main";
 import { configurationReference, tackerReference } from "../cli/reference";
 import { parseRequestText } from "../config/requestText";
+import { CONFIG_KEYS } from "../config/schema";
+import { configHasPath } from "../config/schemaPaths";
+import { TACKER_FIELDS } from "../config/tackerMap";
 import { makePackageDir, REQUEST_SECRETS, REQUESTS_DIR, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 import { pathWithStandIn, runStandIn, STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
@@ -297,6 +300,22 @@ describe("k8s-vnf CLI", () => {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    });
+
+    it("every stack config key the docs name is one the program takes: the reference's targets and notes, and each key in code in README.md and docs/", () => {
+        const configKeys = new Set<string>(CONFIG_KEYS as readonly string[]);
+        const namesAKey = (path: string) => configKeys.has(path.split(/[.[]/)[0]) && !/\.(go|ts|js|sh|ya?ml|json|md|py|toml|conf|txt)$/.test(path);
+        const unknown: string[] = [];
+        for (const m of TACKER_FIELDS) {
+            if (m.config && !configHasPath(m.config)) unknown.push(`${m.tacker} → ${m.config}`);
+            for (const [token] of (m.note ?? "").matchAll(/\b[a-z][A-Za-z]*(?:\[\d*\])?(?:\.[a-z][A-Za-z]*(?:\[\d*\])?)+/g)) if (namesAKey(token) && !configHasPath(token)) unknown.push(`${m.tacker} (note): ${token}`);
+        }
+        for (const file of ["README.md", ...fs.readdirSync(path.join(PROJECT_DIR, "docs")).map((f) => `docs/${f}`)]) {
+            const text = fs.readFileSync(path.join(PROJECT_DIR, file), "utf8");
+            for (const [, token] of text.matchAll(/`([a-zA-Z][A-Za-z0-9]*(?:\[\d*\])?(?:\.[A-Za-z][A-Za-z0-9]*(?:\[\d*\])?)+)`/g)) if (namesAKey(token) && !configHasPath(token)) unknown.push(`${file}: ${token}`);
+        }
+        assert.deepEqual(unknown, []);
+        assert.equal(configHasPath("externalLoadBalancer.externalNetworkId"), false, "the check can fail");
     });
 
     it("the configuration reference in docs/ and README is current", () => {
