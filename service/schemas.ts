@@ -155,6 +155,51 @@ export const SCHEMAS = {
         },
         additionalProperties: false,
     },
+    /** `PATCH /k8s-vnf/v1/vims/{id}`: what changes (a merge patch); the Keystone URL and the id do not. */
+    vimUpdate: {
+        type: "object",
+        minProperties: 1,
+        properties: {
+            name: { type: "string", minLength: 1, maxLength: 255 },
+            username: { type: "string", minLength: 1 },
+            password: { type: "string", minLength: 1 },
+            projectName: { type: "string", minLength: 1 },
+            userDomainName: { type: "string" },
+            projectDomainName: { type: "string" },
+            region: { type: "string" },
+        },
+        additionalProperties: false,
+    },
+    /** Tacker's NFVO `PUT /v1.0/vims/{id}`, as python-tackerclient's `vim set` sends it (Tacker: auth_url and type read-only). */
+    tackerVimUpdate: {
+        type: "object",
+        required: ["vim"],
+        properties: {
+            vim: {
+                type: "object",
+                properties: {
+                    name: { type: "string", minLength: 1, maxLength: 255 },
+                    description: { type: "string", maxLength: 1024 },
+                    is_default: { type: "boolean" },
+                    auth_cred: {
+                        type: "object",
+                        properties: {
+                            bearer_token: { type: "string", minLength: 1 },
+                            ssl_ca_cert: { type: "string" },
+                            username: { type: "string" },
+                            password: { type: "string" },
+                            user_domain_name: { type: "string" },
+                            cert_verify: { enum: ["True", "False"] },
+                        },
+                        additionalProperties: false,
+                    },
+                    vim_project: { type: "object", properties: { name: { type: "string" }, project_domain_name: { type: "string" } }, additionalProperties: false },
+                },
+                additionalProperties: false,
+            },
+        },
+        additionalProperties: false,
+    },
     /** Tacker's NFVO `POST /v1.0/vims`, as python-tackerclient's `vim register` sends it. */
     tackerVimRegistration: {
         type: "object",

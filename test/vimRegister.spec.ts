@@ -20,6 +20,8 @@ import { PROJECT_DIR } from "./support/program";
 const CA = "-----BEGIN CERTIFICATE-----\nthe cluster's CA, for tests\n-----END CERTIFICATE-----\n";
 const TOKEN = "registered-vim-token-never-shown";
 const KEYSTONE_PASSWORD = "registered-keystone-password-never-shown";
+const ROTATED_PASSWORD = "rotated-keystone-password-never-shown";
+const PATCHED_PASSWORD = "patched-keystone-password-never-shown";
 const CNF_VNFD = "cnf-vnfd-0003";
 
 /** Records each update's config and VIM environment; answers what the program exports for a CNF. */
@@ -73,6 +75,21 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
     };
     const kubernetesConfig = { auth_url: "https://10.20.0.5:6443", type: "kubernetes", project_name: "default", bearer_token: TOKEN, ssl_ca_cert: CA };
     const openstackConfig = { auth_url: "http://keystone.example:5000/v3", type: "openstack", project_name: "nfv", project_domain_name: "Default", username: "nfv_user", password: KEYSTONE_PASSWORD, user_domain_name: "Default" };
+    /** `vim set --config-file … [--name NAME] ID` with the client, or the PUT it sends; what it printed, or the refusal's text. */
+    const update = async (id: string, config: Record<string, unknown>, name?: string): Promise<{ ok: boolean; text: string }> => {
+        if (withClient) {
+            const file = path.join(dataDir, "vim-set.yaml");
+            fs.writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+            return vimCommand("set", "--config-file", file, ...(name ? ["--name", name] : []), id, "-f", "json").then(
+                (text) => ({ ok: true, text }),
+                (e: { stderr?: string; message: string }) => ({ ok: false, text: e.stderr ?? e.message }),
+            );
+        }
+        const { project_name, project_domain_name, username, password, user_domain_name } = config as Record<string, string>;
+        const body = { vim: { vim_project: { name: project_name, project_domain_name }, auth_cred: { username, password, user_domain_name, cert_verify: "True" }, ...(name ? { name } : {}) } };
+        const answer = await call("PUT", `/v1.0/vims/${id}`, body);
+        return { ok: answer.status === 200, text: answer.text };
+    };
     const run = async (id: string, task: string, body: unknown) => {
         const accepted = await call("POST", `/vnflcm/v1/vnf_instances/${id}/${task}`, body);
         assert.equal(accepted.status, 202, accepted.text);
@@ -90,7 +107,7 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
     const assertNoCredentialShown = async (...extra: string[]) => {
         const answers = await Promise.all(["/v1.0/vims", "/k8s-vnf/v1/vims", "/vnflcm/v1/vnf_instances", "/vnflcm/v1/vnf_lcm_op_occs"].map(async (route) => (await call("GET", route)).text));
         for (const [i, text] of [...answers, ...extra].entries()) {
-            for (const secret of [TOKEN, KEYSTONE_PASSWORD, Buffer.from(TOKEN).toString("base64")]) assert.ok(!text.includes(secret), `answer ${i} shows a credential`);
+            for (const secret of [TOKEN, KEYSTONE_PASSWORD, ROTATED_PASSWORD, PATCHED_PASSWORD, Buffer.from(TOKEN).toString("base64")]) assert.ok(!text.includes(secret), `answer ${i} shows a credential`);
         }
     };
 
@@ -178,5 +195,40 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
         }
         assert.equal((await call("DELETE", `/v1.0/vims/${registered.id}`)).status, 204);
         await assertNoCredentialShown(registered.text);
+    });
+
+    it("a VIM changes: `openstack vim set` (client) renames it and rotates its password, which the next update's environment carries; PATCH does the same; its project does not move under an instance (409); DELETE goes once nothing uses it", async () => {
+        const registered = await register("rotating", openstackConfig);
+        const body = request("simple-instantiate.json");
+        body.vimConnectionInfo = [{ id: "vim-1", vimId: registered.id, vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }];
+        const id = (await call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "cluster-vnfd" })).body.id;
+        assert.equal((await run(id, "instantiate", body)).operationState, "COMPLETED");
+
+        const rotated = await update(registered.id, { ...openstackConfig, password: ROTATED_PASSWORD }, "rotated");
+        assert.ok(rotated.ok, rotated.text);
+        const shown = (await call("GET", `/v1.0/vims/${registered.id}`)).body.vim;
+        assert.deepEqual([shown.name, shown.auth_url, shown.vim_project.name], ["rotated", openstackConfig.auth_url, "nfv"]);
+        assert.ok(shown.updated_at, "updated_at set");
+        assert.equal((await run(id, "scale", { type: "SCALE_OUT", aspectId: "worker_instance" })).operationState, "COMPLETED");
+        assert.equal(runner.ups.at(-1)!.env.OS_PASSWORD, ROTATED_PASSWORD);
+
+        const moved = await update(registered.id, { ...openstackConfig, project_name: "elsewhere" });
+        assert.equal(moved.ok, false);
+        assert.match(moved.text, /vim\.vim_project\.name: VIM .* is in use by VNF instance\(s\) .*, made in project nfv/);
+        const patchMoved = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { projectName: "elsewhere" });
+        assert.deepEqual([patchMoved.status, patchMoved.body.detail.startsWith("projectName: ")], [409, true]);
+        const keystone = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { authUrl: "http://other.example:5000/v3" });
+        assert.equal(keystone.status, 400, "its Keystone does not change");
+        const patched = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { password: PATCHED_PASSWORD, region: "RegionTwo" });
+        assert.equal(patched.status, 200, patched.text);
+        assert.equal(patched.body.region, "RegionTwo");
+        assert.equal((await run(id, "scale", { type: "SCALE_IN", aspectId: "worker_instance" })).operationState, "COMPLETED");
+        assert.equal(runner.ups.at(-1)!.env.OS_PASSWORD, PATCHED_PASSWORD);
+
+        assert.equal((await call("DELETE", `/k8s-vnf/v1/vims/${registered.id}`)).status, 409, "in use");
+        assert.equal((await run(id, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");
+        assert.equal((await call("DELETE", `/k8s-vnf/v1/vims/${registered.id}`)).status, 204);
+        assert.equal((await call("GET", `/k8s-vnf/v1/vims/${registered.id}`)).status, 404);
+        await assertNoCredentialShown(rotated.text, patched.text);
     });
 });
