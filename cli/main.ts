@@ -31,7 +31,7 @@ const USAGE = `usage:
       --json: the plan as JSON (changes in the engine's order, each with its actions; resourceChanges).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--max-dry-runs N]
                 [--page-size N] [--project DIR] [--packages DIR] [--public-url URL] [--allow-loopback-callbacks]
-                [--tacker-nfvo URL] [--no-authentication]
+                [--tacker-nfvo URL] [--no-authentication] [--log-format text|json]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
       notifications; default the address a request arrived at). Subscriptions never call link-local or
@@ -50,6 +50,9 @@ const USAGE = `usage:
       (POST /v1.0/vims, token in K8S_VNF_TACKER_NFVO_TOKEN). A CNF request names one of these VIMs.
       POST /k8s-vnf/v1/vnf_instances/{id}/plan with any LCM request body (or ?operation=NAME) is a dry run:
       the request checked as the operation would be, then previewed with the config it would set; nothing changes.
+      It prints a line when an operation is accepted, at each state it enters (with the error's redacted detail
+      when it fails) and after each update of an operation of several: text, or with --log-format json one
+      JSON object per line (time, level, msg, vnfLcmOpOccId, vnfInstanceId, operation, operationState, error).
   k8s-vnf help [COMMAND]
       This text, or one command's part of it (also: k8s-vnf COMMAND --help).
   k8s-vnf --version

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { createService, ServiceAuth } from "../service/app";
 import { isLoopbackAddress } from "../service/callbackClient";
 import { API_PREFIX } from "../service/links";
+import { LOG_FORMATS, LogFormat } from "../service/operationLog";
 import { Args, Io, UsageError } from "./args";
 
 export async function serve(args: Args, projectDir: string, io: Io): Promise<number> {
@@ -23,6 +24,8 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const publicUrl = args.options.get("--public-url");
     if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl)) throw new UsageError("--public-url: an http or https URL such as https://lcm.example:9890");
     const packages = args.options.get("--packages");
+    const logFormat = (args.options.get("--log-format") ?? "text") as LogFormat;
+    if (!LOG_FORMATS.includes(logFormat)) throw new UsageError(`--log-format: ${LOG_FORMATS.join(" or ")}`);
     const nfvo = args.options.get("--tacker-nfvo");
     if (nfvo !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(nfvo)) throw new UsageError("--tacker-nfvo: the Tacker NFVO API's http or https URL, such as http://tacker.example:9890");
     const service = await createService({
@@ -30,6 +33,7 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
         packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
         auth,
         maxParallel,
+        log: { format: logFormat, write: io.out },
         maxDryRuns,
         pageSize,
         projectDir,
@@ -43,7 +47,13 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     await service.app.listen({ port, host: listen });
     const bound = service.app.server.address() as AddressInfo;
     const shown = bound.family === "IPv6" ? `[${bound.address}]` : bound.address;
-    io.out(`k8s-vnf LCM service on http://${shown}:${bound.port}${API_PREFIX} (data in ${dataDir}; ${auth.type === "none" ? "no authentication" : `${auth.type} authentication`})\n`);
+    const url = `http://${shown}:${bound.port}${API_PREFIX}`;
+    const authentication = auth.type === "none" ? "no authentication" : `${auth.type} authentication`;
+    io.out(
+        logFormat === "json"
+            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, authentication })}\n`
+            : `k8s-vnf LCM service on ${url} (data in ${dataDir}; ${authentication})\n`,
+    );
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });

@@ -4,6 +4,7 @@
  * ProblemDetails. `X-Auth-Token` (the `openstack` client sends `notused` without Keystone) is ignored;
  * bearer or basic authentication can be switched on.
  */
+import { LogFormat, logOperations } from "./operationLog";
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import * as path from "node:path";
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -64,6 +65,8 @@ export interface ServiceOptions {
     pageSize?: number;
     /** Operations running at once, across instances; default 4. */
     maxParallel?: number;
+    /** Where a line goes for each step of each operation (operationLog.ts), in which format; default nowhere. */
+    log?: { format: LogFormat; write: (line: string) => void };
     /** Dry runs (`POST …/plan`) at once, a pool of their own; default 2. */
     maxDryRuns?: number;
     /** How stacks are run; default the Automation API with the Pulumi CLI on PATH (or under `pulumiRoot`). */
@@ -105,6 +108,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         nfvo: options.nfvo,
         stopDryRuns: (instanceId) => dryRuns.stopFor(instanceId),
     });
+    if (options.log) logOperations(lifecycle.events, options.log.format, options.log.write);
     await dryRuns.recover();
     await lifecycle.recover();
     const app = Fastify({

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { OPERATION_LOG_EVENT } from "./operationLog";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
 import { cnfScale } from "./cnfOperations";
 import { cnfVimConnectionInfo, instanceLinks, instantiatedInfo, vimConnectionIdOf, vimConnectionInfoOf, vnfStateOf, withoutKeys } from "./instanceView";
@@ -80,7 +81,9 @@ export class Lifecycle {
     async recover(): Promise<void> {
         for (const op of this.store.list("op_occs")) {
             if (op.operationState === "STARTING") {
-                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, operationState: "ROLLED_BACK", isCancelPending: false, stateEnteredTime: new Date().toISOString() } }]);
+                const next = { ...op, operationState: "ROLLED_BACK", isCancelPending: false, stateEnteredTime: new Date().toISOString() };
+                this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
+                this.events.emit(OPERATION_LOG_EVENT, { op: next, note: "had not started when the service stopped: ROLLED_BACK" });
             } else if (op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK") {
                 let cleanup: string;
                 try {
@@ -89,7 +92,9 @@ export class Lifecycle {
                     cleanup = `its stack could not be cleared (${redactText((e as Error).message, this.secretsOf(op))}); a retry may find it locked`;
                 }
                 const error = problemBody(500, `the service restarted while the operation was running: ${cleanup}; retry, roll back or fail it`);
-                this.store.put([{ table: "op_occs", id: String(op.id), body: { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", isCancelPending: false, stateEnteredTime: new Date().toISOString(), error } }]);
+                const next = { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", isCancelPending: false, stateEnteredTime: new Date().toISOString(), error };
+                this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
+                this.events.emit(OPERATION_LOG_EVENT, { op: next });
             }
         }
     }
@@ -116,6 +121,7 @@ export class Lifecycle {
             __baseUrl: baseUrl,
         };
         this.store.put([{ table: "op_occs", id, body: op }]);
+        this.events.emit(OPERATION_LOG_EVENT, { op });
         this.notifyOp(op, "START");
         void this.execute(id, "forward");
         return op;
@@ -273,9 +279,10 @@ export class Lifecycle {
             const updates = updatesOf(plan, direction, Number(op.__stagesDone ?? 0));
             // Every update done (a retry after what followed them failed): one more, which changes nothing, for the outputs.
             if (updates.length === 0) updates.push({ config: plan.config, position: Number(op.__stagesDone) });
-            for (const update of updates) {
+            for (const [i, update] of updates.entries()) {
                 outputs = await this.runner.up(stackName, update.config ?? {}, run);
                 this.recordStage(op, update.config, update.position);
+                if (updates.length > 1) this.events.emit(OPERATION_LOG_EVENT, { op, stage: { done: i + 1, of: updates.length } });
             }
             // A cluster's VIMs follow its outputs: a new cluster (entire heal) has a new CA and new tokens.
             await this.kubernetesVims.register(instanceId, updates.at(-1)!.config, outputs ?? {});
@@ -350,6 +357,7 @@ export class Lifecycle {
         this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
         if (state !== "PROCESSING" && state !== "ROLLING_BACK") this.notifyOp(next, "RESULT");
         this.events.emit(String(op.id), { operationState: state });
+        this.events.emit(OPERATION_LOG_EVENT, { op: next });
         return next;
     }
 

@@ -153,6 +153,22 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         }
     });
 
+    it("--log-format json: the banner and each step of an operation are JSON lines; another format is refused at start", async () => {
+        const refused = await refusedServe(["--log-format", "xml"], {});
+        assert.equal(refused.code, 2);
+        assert.match(refused.printed, /^--log-format: text or json/);
+        const pulumi = recordingPulumi(fs.mkdtempSync(path.join(dir, "log-")), "echo v3.248.0");
+        const service = await ServiceProcess.start(path.join(dir, "log-data"), { K8S_VNF_PULUMI_ROOT: pulumi.root }, ["--log-format", "json"]);
+        services.push(service);
+        const id = (await service.call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "x" })).body.id;
+        const opId = (await service.call("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, instantiateBody())).location!.split("/").pop();
+        for (let i = 0; i < 200 && !service.output.includes('"operationState":"FAILED_TEMP"'); i++) await new Promise((r) => setTimeout(r, 50));
+        const lines = service.output.trim().split("\n").map((l) => JSON.parse(l));
+        assert.deepEqual([lines[0].msg, lines[0].url], ["listening", `${service.url}/vnflcm/v1`]);
+        assert.deepEqual(lines.slice(1).map((l) => [l.vnfLcmOpOccId, l.operationState]), [[opId, "STARTING"], [opId, "PROCESSING"], [opId, "FAILED_TEMP"]]);
+        assert.match(lines.at(-1).error, /no backend here/);
+    });
+
     it("a failing `pulumi version` is reported as what failed, not as a missing CLI", async () => {
         const pulumi = recordingPulumi(fs.mkdtempSync(path.join(dir, "broken-")), 'echo "error: could not read /root/.pulumi/credentials.json: permission denied" >&2; exit 3');
         const service = await ServiceProcess.start(path.join(dir, "broken-data"), { K8S_VNF_PULUMI_ROOT: pulumi.root });

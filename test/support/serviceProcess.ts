@@ -39,7 +39,8 @@ export class ServiceProcess {
         const url = await new Promise<string>((resolve, reject) => {
             child.stdout!.on("data", (d) => {
                 printed.text += d;
-                const m = /on (http:\/\/127\.0\.0\.1:\d+)\/vnflcm\/v1/.exec(String(d));
+                // The banner: text, or a JSON line with --log-format json.
+                const m = /(?:on |"url":")(http:\/\/127\.0\.0\.1:\d+)\/vnflcm\/v1/.exec(String(d));
                 if (m) resolve(m[1]);
             });
             child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${printed.text}`)));

@@ -1,0 +1,41 @@
+/**
+ * The service's log of its operations: a line when an occurrence is accepted, at each state it enters, after
+ * each update of an operation of several, and for what a restart found. Text (one line each, for a person) or
+ * JSON lines (for a log collector: `serve --log-format json`). What it shows is what a GET of the occurrence
+ * shows, ids, states and the error's detail, already redacted when it was stored (lifecycle.ts).
+ */
+import { EventEmitter } from "node:events";
+
+export type LogFormat = "text" | "json";
+export const LOG_FORMATS: readonly LogFormat[] = ["text", "json"];
+
+/** The event lifecycle.ts emits for the log, beside its per-occurrence progress events. */
+export const OPERATION_LOG_EVENT = "operation-log";
+
+export interface OperationLogEvent {
+    op: Record<string, any>;
+    /** After an update of an operation of several: which, of how many in this run. */
+    stage?: { done: number; of: number };
+    /** What happened to it, when it is no new state (a restart's finding). */
+    note?: string;
+}
+
+const ERROR_STATES = new Set(["FAILED_TEMP", "FAILED"]);
+
+/** One log line (no line break) of `event` at `time`. */
+export function logLine(format: LogFormat, event: OperationLogEvent, time = new Date()): string {
+    const { op, stage, note } = event;
+    const level = ERROR_STATES.has(op.operationState) && !stage ? "error" : "info";
+    const detail: string | undefined = level === "error" ? op.error?.detail : undefined;
+    const message = stage ? `update ${stage.done} of ${stage.of} done` : (note ?? `operation ${op.operationState}`);
+    if (format === "json") {
+        return JSON.stringify({ time: time.toISOString(), level, msg: message, vnfLcmOpOccId: op.id, vnfInstanceId: op.vnfInstanceId, operation: op.operation, operationState: op.operationState, ...(detail ? { error: detail } : {}) });
+    }
+    const tail = detail ? `: ${detail}` : "";
+    return `${time.toISOString()} ${level.toUpperCase()} ${op.operation} ${op.id} (instance ${op.vnfInstanceId}) ${message}${tail}`.replace(/[\r\n]+/g, " ⏎ ");
+}
+
+/** Writes a line for every event `events` emits for the log. */
+export function logOperations(events: EventEmitter, format: LogFormat, write: (line: string) => void): void {
+    events.on(OPERATION_LOG_EVENT, (event: OperationLogEvent) => write(`${logLine(format, event)}\n`));
+}
