@@ -69,4 +69,45 @@ describe("k8s-vnf import-request and validate against the real Pulumi CLI", func
         assert.match(bad.err, /workers\.password: must be a Pulumi secret/);
         assert.doesNotMatch(bad.err, /plain-text-pw/);
     });
+
+    it("the README's deploy steps, as written: the stack made, the sample values replaced, the secrets set (stdin), validate passes (all but `npm ci` and `pulumi up`)", async () => {
+        const readme = fs.readFileSync(path.join(PROJECT_DIR, "README.md"), "utf8");
+        const block = /\*\*Deploy an environment\*\*[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+        assert.ok(block, "the README's deploy block");
+        const project = fs.mkdtempSync(path.join(dir, "readme-"));
+        fs.copyFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), path.join(project, "Pulumi.yaml"));
+        fs.mkdirSync(path.join(project, "stacks"));
+        fs.copyFileSync(path.join(PROJECT_DIR, "stacks/Pulumi.simple.yaml"), path.join(project, "stacks/Pulumi.simple.yaml"));
+        const values: Record<string, string> = { "<a passphrase you keep>": "readme-passphrase", "<your network id>": "0d5ac0cf-3a21-4e34-9e0c-5f1a2b3c4d5e", "<your image name>": "debian-12", "<your flavor name>": "m1.small" };
+        const stepEnv: Record<string, string> = { ...env };
+        delete stepEnv.PULUMI_CONFIG_PASSPHRASE;
+        const ran: string[] = [];
+        for (const raw of block.split("\n")) {
+            const line = raw.replace(/\s+#.*$/, "").trim();
+            if (!line || line.startsWith("#") || line === "npm ci" || line.startsWith("pulumi up")) continue;
+            const words = (line.match(/'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^'(.*)'$/, "$1")).map((w) => values[w] ?? w);
+            assert.ok(!words.some((w) => /^<.*>$/.test(w)), `${line}: a value the test does not fill`);
+            ran.push(words[0] === "export" ? "export" : words.slice(0, 3).join(" "));
+            if (words[0] === "export") {
+                const [name, value] = words[1].split(/=(.*)/s);
+                stepEnv[name] = value;
+            } else if (words[0] === "pulumi") {
+                const input = words.includes("--secret") ? `readme-secret-${ran.length}\n` : undefined;
+                try {
+                    execFileSync("pulumi", [...words.slice(1), "--non-interactive"], { cwd: project, env: stepEnv, encoding: "utf8", input });
+                } catch (e) {
+                    assert.fail(`${line}: ${(e as { stderr?: string }).stderr ?? (e as Error).message}`);
+                }
+            } else if (words[0] === "bin/k8s-vnf") {
+                let out = "";
+                let err = "";
+                const code = await main([...words.slice(1), "--project", project], { out: (t) => (out += t), err: (t) => (err += t), env: stepEnv, cwd: project });
+                assert.equal(code, 0, `${line}: ${out}${err}`);
+            } else assert.fail(`${line}: a step the test does not know`);
+        }
+        assert.ok(ran.includes("pulumi stack init") && ran.includes("bin/k8s-vnf validate --stack"), ran.join("; "));
+        const doc = YAML.parse(fs.readFileSync(path.join(project, "stacks/Pulumi.simple.yaml"), "utf8"));
+        assert.deepEqual([doc.config["k8s-vnf:network"].networkId, doc.config["k8s-vnf:image"], doc.config["k8s-vnf:flavor"]], [values["<your network id>"], "debian-12", "m1.small"]);
+        assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);
+    });
 });
