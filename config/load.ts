@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { formatPath } from "./fields";
 import { resolveVnf, ResolveOptions } from "./resolve";
-import { findSecretLeaves } from "./secrets";
+import { findSecretLeaves, isSecretName } from "./secrets";
 import { SCALAR_KEYS, StackConfig, StackConfigSchema } from "./schema";
 import { ConfigError, ConfigProblem, VnfSpec } from "./spec";
 
@@ -31,11 +31,18 @@ export function findSecrets(config: Record<string, unknown>): SecretLocation[] {
     return findSecretLeaves(config).map(({ trail, value }) => ({ key: String(trail[0]), path: formatPath(trail), value }));
 }
 
-/** Maps zod issues to problems; one problem per unknown key so each names its own path. */
-export function zodProblems(error: z.ZodError): ConfigProblem[] {
+/**
+ * Maps zod issues to problems; one problem per unknown key so each names its own path. A field that is not
+ * there is "missing"; `missingSecret` says how to set one that holds a secret.
+ */
+export function zodProblems(error: z.ZodError, missingSecret: (path: string) => string = () => "missing"): ConfigProblem[] {
     return error.issues.flatMap((issue): ConfigProblem[] => {
         if (issue.code === "unrecognized_keys") {
             return issue.keys.map((k) => ({ path: formatPath([...issue.path, k]), message: "unknown field" }));
+        }
+        if (isMissing(issue)) {
+            const path = formatPath(issue.path);
+            return [{ path, message: isSecretName(String(issue.path.at(-1))) ? missingSecret(path) : "missing: this field is required" }];
         }
         if (issue.code === "invalid_union" || issue.code === "invalid_value" || issue.code === "invalid_type") {
             // zod's own wording is fine for these, but never echo the received value.
@@ -69,7 +76,7 @@ export function parseConvertedConfig(raw: Record<string, unknown>, options: Pars
 /** Validates a configuration object (keys without the `k8s-vnf:` prefix). Throws {@link ConfigError}. */
 export function parseVnfConfig(raw: Record<string, unknown>, options: ParseOptions, source?: string): LoadedVnf {
     const parsed = StackConfigSchema.safeParse(raw);
-    if (!parsed.success) throw new ConfigError(zodProblems(parsed.error), source);
+    if (!parsed.success) throw new ConfigError(withTheRest(raw, parsed.error, options, source), source);
     const problems: ConfigProblem[] = [];
     if (options.isSecretKey) {
         for (const s of findSecrets(raw)) {
@@ -122,4 +129,41 @@ export function loadFromPulumiConfig(all: Record<string, string>, isSecretKey: S
     const { raw, problems } = configFromPulumiMap(all);
     if (problems.length) throw new ConfigError(problems);
     return parseVnfConfig(raw, { ...options, isSecretKey });
+}
+
+/** A field that is not there: zod's invalid_type with nothing received. */
+function isMissing(issue: z.core.$ZodIssue): boolean {
+    return issue.code === "invalid_type" && / received undefined$/.test(issue.message);
+}
+
+const MISSING_SECRET = (path: string) => `missing: set it as a secret (pulumi config set --secret --path '${path}')`;
+/** What stands in for a missing secret while the checks after the schema's run. */
+const STAND_IN = "(missing)";
+
+/**
+ * The schema's problems, and when the only ones are secrets not set yet (an example stack as it comes), the
+ * problems of the checks after the schema's too, with those secrets standing in as set: every problem in one
+ * run, not one layer after another.
+ */
+function withTheRest(raw: Record<string, unknown>, error: z.ZodError, options: ParseOptions, source?: string): ConfigProblem[] {
+    const problems = zodProblems(error, MISSING_SECRET);
+    const missing = error.issues.filter((i) => isMissing(i) && isSecretName(String(i.path.at(-1))));
+    if (missing.length !== error.issues.length) return problems;
+    const filled = structuredClone(raw) as Record<string, unknown>;
+    for (const issue of missing) setAt(filled, issue.path as (string | number)[], STAND_IN);
+    const standIns = new Set(missing.map((i) => formatPath(i.path)));
+    try {
+        parseVnfConfig(filled, options, source);
+    } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        problems.push(...e.problems.filter((p) => !standIns.has(p.path)));
+    }
+    return problems;
+}
+
+/** Sets `value` at `trail` (keys and indices) in `root`, which has every container on the way. */
+function setAt(root: Record<string, unknown>, trail: (string | number)[], value: unknown): void {
+    let node = root as Record<string | number, unknown>;
+    for (const key of trail.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+    node[trail[trail.length - 1]] = value;
 }

@@ -79,6 +79,9 @@ export function resolveVnf(config: StackConfig, options: ResolveOptions): Resolv
  * Resolves where one VM (or each VM of a group) goes. `single` VMs take their fixed IP from `fixedIps[0]`;
  * node groups keep theirs per index.
  */
+/** A node that no one can log in to: how to give it a password, or the other way. */
+const noLogin = (field: string) => `no way to log in: set a password as a secret (pulumi config set --secret --path '${field}') or \`ssh.privateKey\``;
+
 function resolveServer(config: StackConfig, field: string, p: Placement, c: Checker, sshKey: boolean, single = true): ServerSpec {
     const image = p.image ?? config.image;
     const flavor = p.flavor ?? config.flavor;
@@ -87,8 +90,8 @@ function resolveServer(config: StackConfig, field: string, p: Placement, c: Chec
     if (!image) c.fail(`${field}.image`, "no image: set it here or the top-level `image`");
     if (!flavor) c.fail(`${field}.flavor`, "no flavor: set it here or the top-level `flavor`");
     if (!networkId) c.fail(`${field}.networkId`, "no network: set it here or `network.networkId`");
-    if (!p.password && !sshKey) c.fail(`${field}.password`, "no way to log in: set a password (as a secret) or `ssh.privateKey`");
-    if (p.enablePasswordLogin && !p.password) c.fail(`${field}.enablePasswordLogin`, "needs a password");
+    if (!p.password && !sshKey) c.fail(`${field}.password`, noLogin(`${field}.password`));
+    else if (p.enablePasswordLogin && !p.password) c.fail(`${field}.enablePasswordLogin`, `needs a password: set ${field}.password as a secret, or leave password login off to log in with \`ssh.privateKey\``);
     if (p.fixedIps?.length && !subnetId) c.fail(`${field}.subnetId`, "fixed IPs need the subnet they belong to");
     if (single && p.fixedIps && p.fixedIps.length > 1) c.fail(`${field}.fixedIps`, "a single VM takes one fixed IP");
     return {
@@ -251,7 +254,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
     let kubespray: ClusterSpec["kubespray"];
     if (config.kubespray) {
         const k = config.kubespray;
-        if (!k.password && !sshKey) c.fail("kubespray.password", "no way to log in: set a password (as a secret) or `ssh.privateKey`");
+        if (!k.password && !sshKey) c.fail("kubespray.password", noLogin("kubespray.password"));
         if (k.host && k.server) c.fail("kubespray.server", "give either an existing host or a server to create, not both");
         const release = kubesprayRelease(k.version);
         if ("problem" in release) c.fail("kubespray.version", release.problem);

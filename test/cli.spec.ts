@@ -253,6 +253,25 @@ describe("k8s-vnf CLI", () => {
         }
     });
 
+    it("validate reports every problem at once, each once, a missing secret with how to set it: the example stacks as they come", async () => {
+        const p = scratchProject();
+        try {
+            for (const name of ["registry", "simple"]) fs.copyFileSync(path.join(PROJECT_DIR, `stacks/Pulumi.${name}.yaml`), path.join(p.dir, `stacks/Pulumi.${name}.yaml`));
+            fs.cpSync(path.join(PROJECT_DIR, "examples"), path.join(p.dir, "examples"), { recursive: true });
+            const registry = await cli(["validate", "--stack", "registry", "--project", p.dir]);
+            assert.equal(registry.code, 1);
+            const problems = registry.err.split("\n").filter((l) => l.startsWith("  - "));
+            assert.deepEqual(problems.map((l) => l.split(":")[0].slice(4)).sort(), ["registry.password", "registry.tls.privateKey", "registry.users[0].password"]);
+            assert.match(registry.err, /registry\.users\[0\]\.password: missing: set it as a secret \(pulumi config set --secret --path 'registry\.users\[0\]\.password'\)/);
+            assert.match(registry.err, /registry\.password: no way to log in: set a password as a secret \(pulumi config set --secret --path 'registry\.password'\) or `ssh\.privateKey`/);
+            assert.doesNotMatch(registry.err, /Invalid input|expected string/);
+            const simple = await cli(["validate", "--stack", "simple", "--project", p.dir]);
+            assert.deepEqual(simple.err.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.split(":")[0].slice(4)), ["masters.password", "workers.password"], "one problem per missing password");
+        } finally {
+            p.cleanup();
+        }
+    });
+
     it("usage errors exit 2", async () => {
         assert.equal((await cli([])).code, 2);
         assert.equal((await cli(["frobnicate"])).code, 2);

@@ -96,7 +96,8 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a mirrored IPv6 registry without brackets", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["fd00::10"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a mirrored name that is no registry name", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["https://docker.io"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
-        ["password login without a password", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.enablePasswordLogin"],
+        ["a node no one can log in to (no password, no SSH key)", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.password"],
+        ["password login without a password (an SSH key set)", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" }, ssh: { privateKey: "a-private-key-stand-in" } }).config, secretKeys: ["k8s-vnf:workers", "k8s-vnf:ssh"] }), "masters.enablePasswordLogin"],
     ];
 
     for (const [what, make, field] of cases) {
