@@ -92,7 +92,8 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
             masters: { count: 3, password: suite.lab.password },
             workers: { count: 1, maxCount: 3, password: suite.lab.password, availabilityZone: "nova" },
             kubernetes: { version: VERSION.slice(1), cniManifest, podCidr: POD_NETWORK.podCidr, drainTimeout: 30 },
-        })));
+            // The provider and the program's compute-host lookup both find the lab's credentials in a clouds.yaml.
+        }), undefined, { credentials: "clouds.yaml" }));
     });
 
     it("up: kubeadm init on master-0, the other masters join the control plane through the VIP one at a time; every Node Ready on the pod network; three etcd members; HAProxy over every API server and the VIP on exactly one master", async () => {

@@ -11,7 +11,7 @@ import { ComputeApi } from "../../providers/kubernetes/computeHost";
 export class FakeOpenStack {
     /** Compute host per server id; unknown servers are on `compute-default`. */
     readonly hosts = new Map<string, string>();
-    readonly credentials: ComputeApi;
+    readonly credentials: Required<Pick<ComputeApi, "authUrl" | "username" | "password" | "projectName" | "userDomainName" | "projectDomainName" | "region">>;
     requests = 0;
     private readonly token = randomBytes(16).toString("hex");
 

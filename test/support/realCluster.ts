@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 import { archiveName, inRegistry, kubernetesImages, manifestImages, writeImages } from "./kubeImages";
 import { LabSuite } from "./labSuite";
@@ -139,11 +140,22 @@ export async function suiteApi(suite: LabSuite, cluster: string, options: CloudO
     return api;
 }
 
-/** A cluster stack of `cluster` on the real CLI, against `api` (one started for it when not given). */
-export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>, given?: LabOpenStackApi): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
+/**
+ * A cluster stack of `cluster` on the real CLI, against `api` (one started for it when not given), its
+ * credentials the OS_* variables, or (`credentials: "clouds.yaml"`) a cloud of a clouds.yaml that OS_CLOUD and
+ * OS_CLIENT_CONFIG_FILE name.
+ */
+export async function realClusterStack(suite: LabSuite, cluster: string, config: (api: LabOpenStackApi) => Record<string, unknown>, given?: LabOpenStackApi, options: { credentials?: "env" | "clouds.yaml" } = {}): Promise<{ api: LabOpenStackApi; stack: RealStack }> {
     const api = given ?? (await suiteApi(suite, cluster));
     const base = { vnfName: cluster, flavour: "simple", image: api.image.name, flavor: api.flavor.name, network: { networkId: api.network.id, subnetId: api.network.subnetId } };
-    const stack = await suiteStack(suite, cluster, { ...base, ...config(api) }, { env: api.env() });
+    let env = api.env();
+    if (options.credentials === "clouds.yaml") {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-clouds-"));
+        suite.onTeardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+        fs.writeFileSync(path.join(dir, "clouds.yaml"), api.cloudsYaml(cluster), { mode: 0o600 });
+        env = { OS_CLOUD: cluster, OS_CLIENT_CONFIG_FILE: path.join(dir, "clouds.yaml") };
+    }
+    const stack = await suiteStack(suite, cluster, { ...base, ...config(api) }, { env });
     return { api, stack };
 }
 
