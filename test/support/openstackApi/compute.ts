@@ -11,6 +11,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { hostId, Lifecycle } from "./lifecycle";
 import { ApiRequest, CloudState, filterBy, isoNow, novaError, Route, Server } from "./state";
+import { allocateIndexIn, fixedIpsOf, indexOfAddress } from "./tenantNetworks";
 
 export function computeRoutes(state: CloudState, life: Lifecycle, base: () => string): Route[] {
     const project = () => state.identity.project.id;
@@ -101,12 +102,12 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
             let portId = nic.port;
             if (!portId) {
                 const net = state.tenantNetwork(String(nic.uuid))!;
-                const index = nic.fixed_ip ? state.indexOfAddress(nic.fixed_ip, net) : state.allocateIndexIn(net, `server:${id}`);
+                const index = nic.fixed_ip ? indexOfAddress(state.lab, nic.fixed_ip, net) : allocateIndexIn(state.lab, net, `server:${id}`);
                 if (index === undefined) throw novaError(400, `Invalid input: fixed IP ${nic.fixed_ip} is not a valid IP for the specified subnet.`);
                 if (nic.fixed_ip && !state.lab.claimIndex(index, `server:${id}`)) throw novaError(409, `Fixed IP address ${nic.fixed_ip} is already in use on instance ${id}.`);
                 const now = isoNow();
                 portId = randomUUID();
-                state.ports.set(portId, { id: portId, name: "", description: "", network_id: net.id, mac_address: state.macOf(index), admin_state_up: true, status: "DOWN", device_id: "", device_owner: "", fixed_ips: state.fixedIpsOf(net, [index]), allowed_address_pairs: [], security_groups: [state.defaultSecGroupId], port_security_enabled: true, created_at: now, updated_at: now, revision_number: 1, indexes: [index] });
+                state.ports.set(portId, { id: portId, name: "", description: "", network_id: net.id, mac_address: state.macOf(index), admin_state_up: true, status: "DOWN", device_id: "", device_owner: "", fixed_ips: fixedIpsOf(state.lab, net, [index]), allowed_address_pairs: [], security_groups: [state.defaultSecGroupId], port_security_enabled: true, created_at: now, updated_at: now, revision_number: 1, indexes: [index] });
                 own.push(portId);
             }
             ports.push(portId);

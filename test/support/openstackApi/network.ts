@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { ipAddressError, subnetError } from "./addresses";
 import { floatingIpRoutes } from "./floatingIps";
 import { CloudState, filterBy, isoNow, neutronError, Port, Route, TenantNetwork } from "./state";
+import { allocateIndexIn, fixedIpsOf, inSubnet, indexOfAddress, subnetCidr } from "./tenantNetworks";
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -48,7 +49,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             name: n.subnet.name,
             network_id: n.id,
             ip_version: 4,
-            cidr: state.subnetCidr(n),
+            cidr: subnetCidr(state.lab, n),
             gateway_ip: `${state.lab.subnet}.${n.gateway}`,
             allocation_pools: [{ start: `${state.lab.subnet}.${n.poolStart}`, end: `${state.lab.subnet}.${n.poolEnd}` }],
             enable_dhcp: true,
@@ -98,12 +99,12 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
                     throw neutronError(400, "InvalidInput", `Invalid input for operation: Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${ip.subnet_id}.`);
                 }
                 if (ip.ip_address === undefined) {
-                    claimed.push(state.allocateIndexIn(net, owner));
+                    claimed.push(allocateIndexIn(state.lab, net, owner));
                     continue;
                 }
-                const index = state.indexOfAddress(ip.ip_address, net);
+                const index = indexOfAddress(state.lab, ip.ip_address, net);
                 if (index === undefined) {
-                    if (ip.subnet_id === undefined && !state.inSubnet(ip.ip_address, net)) throw neutronError(400, "InvalidIpForNetwork", `IP address ${ip.ip_address} is not a valid IP for any of the subnets on the specified network.`);
+                    if (ip.subnet_id === undefined && !inSubnet(state.lab, ip.ip_address, net)) throw neutronError(400, "InvalidIpForNetwork", `IP address ${ip.ip_address} is not a valid IP for any of the subnets on the specified network.`);
                     throw neutronError(400, "InvalidIpForSubnet", `IP address ${ip.ip_address} is not a valid IP for the specified subnet.`);
                 }
                 if (claimed.includes(index) || !state.lab.claimIndex(index, owner)) throw neutronError(409, "IpAddressAlreadyAllocated", `IP address ${ip.ip_address} already allocated in subnet ${net.subnet.id}`);
@@ -167,7 +168,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             status: "DOWN",
             device_id: String(body.device_id ?? ""),
             device_owner: String(body.device_owner ?? ""),
-            fixed_ips: net ? state.fixedIpsOf(net, indexes) : [],
+            fixed_ips: net ? fixedIpsOf(state.lab, net, indexes) : [],
             allowed_address_pairs: withMacs(pairs, mac),
             security_groups: groups,
             port_security_enabled: portSecurity,
@@ -198,7 +199,7 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
             const indexes = claimFixedIps(`port:${p.id}`, net, body.fixed_ips);
             for (const old of p.indexes) if (!indexes.includes(old)) state.lab.releaseIndex(old);
             p.indexes = indexes;
-            p.fixed_ips = state.fixedIpsOf(net, indexes);
+            p.fixed_ips = fixedIpsOf(state.lab, net, indexes);
         }
         if (groups !== undefined) p.security_groups = groups;
         if (pairs !== undefined) p.allowed_address_pairs = withMacs(pairs, p.mac_address);

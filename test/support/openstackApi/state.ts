@@ -4,6 +4,9 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { Lab } from "../../lab/lab";
+import { labTenantNetworks, TenantNetwork } from "./tenantNetworks";
+
+export type { TenantNetwork };
 
 /** A request as a handler sees it: the path's captures, the parsed JSON body, the microversion asked for. */
 export interface ApiRequest {
@@ -251,22 +254,6 @@ export interface CloudOptions {
     volumeMb?: number;
 }
 
-/**
- * A tenant network and its one IPv4 subnet: a /25 half of the lab's /24 each. Both halves are on the lab's one
- * bridge, and router1 has an interface on each subnet, so a host on one reaches a host on the other, as the
- * router would let it (the lab routes nothing: its hosts' /24 puts both halves on their link).
- */
-export interface TenantNetwork {
-    id: string;
-    name: string;
-    subnet: { id: string; name: string };
-    /** The last octet of the subnet's first address (0 or 128), of its gateway, and of its allocation pool's ends. */
-    first: number;
-    gateway: number;
-    poolStart: number;
-    poolEnd: number;
-}
-
 /** Everything the API knows, in memory; the lab holds the hosts, addresses and volumes themselves. */
 export class CloudState {
     readonly identity: Identity;
@@ -309,10 +296,7 @@ export class CloudState {
         computeHosts: number,
         options: CloudOptions = {},
     ) {
-        this.tenantNetworks = [
-            { id: options.networkId ?? randomUUID(), name: "lab-net", subnet: { id: randomUUID(), name: "lab-subnet" }, first: 0, gateway: 1, poolStart: 10, poolEnd: 126 },
-            { id: options.otherNetworkId ?? randomUUID(), name: "lab-net-2", subnet: { id: randomUUID(), name: "lab-subnet-2" }, first: 128, gateway: 129, poolStart: 130, poolEnd: 249 },
-        ];
+        this.tenantNetworks = labTenantNetworks(options.networkId, options.otherNetworkId);
         this.image = { id: randomUUID(), name: options.imageName ?? "debian-12-lab", created: isoNow() };
         this.flavors = [
             { id: randomUUID(), name: "lab.small", vcpus: 2, ram: 2048, disk: 20 },
@@ -356,20 +340,6 @@ export class CloudState {
         return this.tenantNetworks.find((n) => n.id === id);
     }
 
-    subnetCidr(net: TenantNetwork): string {
-        return `${this.lab.subnet}.${net.first}/25`;
-    }
-
-    /** The next free lab index of `net`'s allocation pool, taken for `owner`. */
-    allocateIndexIn(net: TenantNetwork, owner: string): number {
-        return this.lab.allocateIndex(owner, net.poolStart - 10, net.poolEnd - 10);
-    }
-
-    /** The fixed IPs of a port on `net` that holds the lab indexes `indexes`. */
-    fixedIpsOf(net: TenantNetwork, indexes: number[]): { subnet_id: string; ip_address: string }[] {
-        return indexes.map((i) => ({ subnet_id: net.subnet.id, ip_address: this.lab.addressOf(i) }));
-    }
-
     /** The next free address of the public subnet's pool (.2-.254, the router's gateway first), else undefined. */
     allocateFloatingAddress(): string | undefined {
         const taken = new Set([this.router.gatewayIp, ...[...this.floatingIps.values()].map((f) => f.floating_ip_address)]);
@@ -384,26 +354,6 @@ export class CloudState {
             const rule: SecurityGroupRule = { id: randomUUID(), security_group_id: groupId, direction: "egress", ethertype, protocol: null, port_range_min: null, port_range_max: null, remote_ip_prefix: null, remote_group_id: null, description: "", created_at: now, updated_at: now };
             this.rules.set(rule.id, rule);
         }
-    }
-
-    /**
-     * The lab index of an address of `net`'s allocation pool, else undefined. Neutron also takes a subnet's
-     * addresses outside its pool; the lab has no host for them (its bridge is .1, its hosts .10-.249).
-     */
-    indexOfAddress(address: string, net: TenantNetwork): number | undefined {
-        const prefix = `${this.lab.subnet}.`;
-        if (!address.startsWith(prefix) || !/^\d+$/.test(address.slice(prefix.length))) return undefined;
-        const last = Number(address.slice(prefix.length));
-        if (last < net.poolStart || last > net.poolEnd) return undefined;
-        return last - 10;
-    }
-
-    /** Whether `address` is in `net`'s subnet (its /25). */
-    inSubnet(address: string, net: TenantNetwork): boolean {
-        const prefix = `${this.lab.subnet}.`;
-        if (!address.startsWith(prefix) || !/^\d+$/.test(address.slice(prefix.length))) return false;
-        const last = Number(address.slice(prefix.length));
-        return last >= net.first && last < net.first + 128;
     }
 
     /** The MAC lab.sh gives the veth of host index `index` (a VM keeps its port's MAC). */
