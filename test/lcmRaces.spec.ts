@@ -92,8 +92,9 @@ async function startService(runner: StackRunner, options: Partial<Parameters<typ
         return String(accepted.headers.get("location")).split("/").pop()!;
     };
     const stateOf = async (opId: string) => (await api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body.operationState as string;
-    const until = async (opId: string, state: string) => {
-        for (let i = 0; i < 400 && (await stateOf(opId)) !== state; i++) await sleep(10);
+    /** Waits until the occurrence is in `state`, for at most `ms` (whatever each GET takes). */
+    const until = async (opId: string, state: string, ms = 4_000) => {
+        for (const deadline = Date.now() + ms; Date.now() < deadline && (await stateOf(opId)) !== state; ) await sleep(10);
         assert.equal(await stateOf(opId), state, opId);
     };
     const close = async () => {
@@ -310,7 +311,8 @@ describe("LCM service under racing and slow clients (in process, a gated runner)
         while (!runner.log.includes(`preview vnf-${id}`)) await sleep(10);
         await sleep(300); // the shell has set its trap
         const op = await s.instantiate(id);
-        await s.until(op, "COMPLETED");
+        // The preview's command gets STOP_GRACE_MS (5 s, service/dryRunPool.ts) after SIGINT before it is killed.
+        await s.until(op, "COMPLETED", 15_000);
         assert.equal((await planned).status, 409);
         assert.notEqual(stubborn.signalCode ?? stubborn.exitCode, null, "the preview's command was killed");
         assert.deepEqual(runner.log, [`preview vnf-${id}`, `preview ended vnf-${id}`, `up vnf-${id}`]);
