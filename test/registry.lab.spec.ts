@@ -21,7 +21,7 @@ import { ociArchive } from "./support/ociImage";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realClusterStack, suiteApi, suiteStack } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
-import { useBuiltTools } from "./support/tools";
+import { builtTools, useBuiltTools } from "./support/tools";
 
 const LOGIN_PASSWORD = "registry-login-pw-1";
 const IMAGE = "team/app:1.0";
@@ -74,6 +74,10 @@ describe("private registry on lab hosts (seed 002): the real Pulumi CLI and plug
         fs.writeFileSync(path.join(dir, "package/Files/registries/other-ca.crt"), other.ca);
         image = ociArchive(path.join(dir, "package/Files/images/app.tar"), { files: { "app/hello.txt": "hello from the package\n" }, cmd: ["/app/hello.txt"] });
         const packageDir = path.join(dir, "package");
+        // The cluster's first master runs the real control plane, whose CA and API server the real Kubernetes
+        // plugin reaches for the cluster's VIM account (the kubeadm and kubelet stand-ins do the rest).
+        const tools = builtTools();
+        suite.lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
         const api = await suiteApi(suite, "rc");
         const tlsLogin = { tls: { certificate: tls.certificate, privateKey: tls.privateKey }, users: [{ username: "user01", password: LOGIN_PASSWORD }] };
         httpsRegistry = await suiteStack(suite, "rgs", registryStack(api, suite.lab, "rgs", httpsIp, packageDir, tlsLogin), { env: api.env() });

@@ -19,11 +19,11 @@ const LONGEST_FIRST = [
     "kubesprayLcm.lab.spec.ts",
     "realLcmSeeds.lab.spec.ts",
     "importRequest.lab.spec.ts",
+    "registry.lab.spec.ts",
     "realPulumi.lab.spec.ts",
     "kubesprayStandIn.lab.spec.ts",
     "openstackApi.lab.spec.ts",
     "graph.spec.ts",
-    "registry.lab.spec.ts",
 ];
 
 const dir = path.join(__dirname, "..");
