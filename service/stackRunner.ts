@@ -5,6 +5,7 @@
  * config is made exactly the operation's (stackConfig.ts); OpenStack credentials of the instance's VIM go to
  * the CLI as OS_* variables. The CLI must be at least MINIMUM_PULUMI_VERSION.
  */
+import { MINIMUM_PULUMI_VERSION } from "../config/pulumiVersion";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -19,8 +20,7 @@ const automation = () => require("@pulumi/pulumi/automation") as typeof import("
 /** How the stack's config is set: it brings the configuration model, needed only once an operation runs. */
 const stackConfig = () => require("./stackConfig") as typeof import("./stackConfig");
 
-/** Heal replaces VMs through `replacementTrigger`, which engines before 3.208 ignore without a word. */
-export const MINIMUM_PULUMI_VERSION = "3.208.0";
+export { MINIMUM_PULUMI_VERSION };
 
 /** How long a Pulumi command left running by a dead service gets to cancel before it is killed. */
 const STOP_GRACE_MS = 15_000;

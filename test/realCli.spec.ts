@@ -5,12 +5,13 @@
  * reads that file offline. (`k8s-vnf plan` against the real CLI: test/realPulumi.lab.spec.ts.)
  */
 import { strict as assert } from "node:assert";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { main } from "../cli/main";
+import { PULUMI_VERSION_RANGE } from "../config/pulumiVersion";
 import { REQUEST_SECRETS, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 import { realPulumiEnv, useBuiltTools } from "./support/tools";
@@ -109,5 +110,17 @@ describe("k8s-vnf import-request and validate against the real Pulumi CLI", func
         const doc = YAML.parse(fs.readFileSync(path.join(project, "stacks/Pulumi.simple.yaml"), "utf8"));
         assert.deepEqual([doc.config["k8s-vnf:network"].networkId, doc.config["k8s-vnf:image"], doc.config["k8s-vnf:flavor"]], [values["<your network id>"], "debian-12", "m1.small"]);
         assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);
+    });
+
+    it("a CLI older than the program needs refuses to run it: Pulumi.yaml's requiredPulumiVersion is config/pulumiVersion.ts's range, and the real CLI enforces it before the program runs (shown with the range raised past the built CLI)", () => {
+        const projectFile = fs.readFileSync(path.join(PROJECT_DIR, "Pulumi.yaml"), "utf8");
+        assert.equal(YAML.parse(projectFile).requiredPulumiVersion, PULUMI_VERSION_RANGE);
+        const project = fs.mkdtempSync(path.join(dir, "old-cli-"));
+        fs.writeFileSync(path.join(project, "Pulumi.yaml"), projectFile.replace(`requiredPulumiVersion: "${PULUMI_VERSION_RANGE}"`, 'requiredPulumiVersion: ">=3.249.0"'));
+        fs.mkdirSync(path.join(project, "stacks"));
+        execFileSync("pulumi", ["stack", "init", "old", "--non-interactive"], { cwd: project, env, encoding: "utf8" });
+        const preview = spawnSync("pulumi", ["preview", "--stack", "old", "--non-interactive"], { cwd: project, env, encoding: "utf8" });
+        assert.notEqual(preview.status, 0);
+        assert.match(preview.stdout + preview.stderr, /Pulumi CLI version 3\.248\.0 does not satisfy the version range ">=3\.249\.0"/);
     });
 });
