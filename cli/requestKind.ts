@@ -1,25 +1,29 @@
 /**
- * Which SOL003 request a body is when it is not an InstantiateVnfRequest (it has no flavourId): told by the
- * fields only that request has (ETSI GS NFV-SOL 003 v2.6.1 §5.5.2: CreateVnfRequest vnfdId, ScaleVnfRequest
- * type and aspectId, ScaleVnfToLevelRequest instantiationLevelId or scaleInfo, ChangeVnfFlavourRequest
- * newFlavourId, TerminateVnfRequest terminationType, HealVnfRequest cause (and Tacker's vnfcInstanceId),
- * OperateVnfRequest changeStateTo, ChangeExtVnfConnectivityRequest extVirtualLinks alone).
+ * Which SOL003 request a body is when it is not an InstantiateVnfRequest (it has no flavourId), told by fields
+ * no InstantiateVnfRequest has (ETSI GS NFV-SOL 003 v2.6.1 §5.5.2: CreateVnfRequest vnfdId, ChangeVnfFlavourRequest
+ * newFlavourId, ScaleVnfRequest type and aspectId, ScaleVnfToLevelRequest scaleInfo, TerminateVnfRequest
+ * terminationType, HealVnfRequest cause (and Tacker's vnfcInstanceId), OperateVnfRequest changeStateTo).
+ * ChangeExtVnfConnectivityRequest shares all its fields with InstantiateVnfRequest: it is told by
+ * extVirtualLinks without this project's installation parameters. An instantiate body that only lacks its
+ * flavourId is none of these, so its own problem is what is reported.
  */
-const OTHER_REQUESTS: readonly (readonly [string, readonly string[]])[] = [
-    ["CreateVnfRequest", ["vnfdId"]],
-    ["ScaleVnfRequest", ["type", "aspectId"]],
-    ["ScaleVnfToLevelRequest", ["instantiationLevelId"]],
-    ["ScaleVnfToLevelRequest", ["scaleInfo"]],
-    ["ChangeVnfFlavourRequest", ["newFlavourId"]],
-    ["TerminateVnfRequest", ["terminationType"]],
-    ["HealVnfRequest", ["vnfcInstanceId"]],
-    ["HealVnfRequest", ["cause"]],
-    ["OperateVnfRequest", ["changeStateTo"]],
-    ["ChangeExtVnfConnectivityRequest", ["extVirtualLinks"]],
+type Body = Record<string, unknown>;
+
+const INSTALLATION_PARAMS = ["k8s_cluster_installation_param", "private_registry_installation_param"];
+
+const OTHER_REQUESTS: readonly (readonly [string, (body: Body) => boolean])[] = [
+    ["CreateVnfRequest", (b) => "vnfdId" in b],
+    ["ChangeVnfFlavourRequest", (b) => "newFlavourId" in b],
+    ["ScaleVnfRequest", (b) => "type" in b && "aspectId" in b],
+    ["ScaleVnfToLevelRequest", (b) => "scaleInfo" in b],
+    ["TerminateVnfRequest", (b) => "terminationType" in b],
+    ["HealVnfRequest", (b) => "vnfcInstanceId" in b || "cause" in b],
+    ["OperateVnfRequest", (b) => "changeStateTo" in b],
+    ["ChangeExtVnfConnectivityRequest", (b) => "extVirtualLinks" in b && !INSTALLATION_PARAMS.some((p) => p in ((b.additionalParams ?? {}) as Body))],
 ];
 
 /** The name of the other SOL003 request `body` is, or undefined (an InstantiateVnfRequest, or none known). */
 export function otherRequestKind(body: unknown): string | undefined {
     if (!body || typeof body !== "object" || Array.isArray(body) || "flavourId" in body) return undefined;
-    return OTHER_REQUESTS.find(([, fields]) => fields.every((field) => field in body))?.[0];
+    return OTHER_REQUESTS.find(([, is]) => is(body as Body))?.[0];
 }

@@ -13,12 +13,9 @@ import * as YAML from "yaml";
 
 export type CloudEntry = Record<string, any>;
 
-/** The first of `names` found in the current folder, ~/.config/openstack and /etc/openstack. */
-function findYaml(names: string[], cwd: string): string | undefined {
-    for (const dir of [cwd, path.join(os.homedir(), ".config/openstack"), "/etc/openstack"]) {
-        for (const name of names) if (fs.existsSync(path.join(dir, name))) return path.join(dir, name);
-    }
-    return undefined;
+/** `name` in the current folder, ~/.config/openstack or /etc/openstack, the first found (utils.go FindAndReadYAML). */
+function findYaml(name: string, cwd: string): string | undefined {
+    return [cwd, path.join(os.homedir(), ".config/openstack"), "/etc/openstack"].map((dir) => path.join(dir, name)).find((file) => fs.existsSync(file));
 }
 
 function cloudsIn(file: string | undefined): Record<string, CloudEntry> | undefined {
@@ -27,18 +24,22 @@ function cloudsIn(file: string | undefined): Record<string, CloudEntry> | undefi
     return doc?.clouds ?? {};
 }
 
-/** `override` over `base`, objects merged key by key (clientconfig mergeClouds). */
+/** `override` over `base`, objects merged key by key, an empty value overriding nothing (clientconfig mergeClouds, mergeInterfaces). */
 function merged(base: CloudEntry, override: CloudEntry): CloudEntry {
     const out: CloudEntry = { ...base };
-    for (const [k, v] of Object.entries(override)) out[k] = v && typeof v === "object" && !Array.isArray(v) && base[k] && typeof base[k] === "object" ? merged(base[k], v) : v;
+    for (const [k, v] of Object.entries(override)) {
+        if (v === undefined || v === null || v === "") continue;
+        out[k] = typeof v === "object" && !Array.isArray(v) && base[k] && typeof base[k] === "object" ? merged(base[k], v) : v;
+    }
     return out;
 }
 
 /** The cloud `name` (or the only one), with where it came from; a problem when there is none. */
 export function readCloud(name: string | undefined, env: NodeJS.ProcessEnv, cwd = process.cwd()): { cloud?: CloudEntry; file?: string; problem?: string } {
     const given = env.OS_CLIENT_CONFIG_FILE;
-    const file = given && fs.existsSync(given) ? given : findYaml(["clouds.yaml", "clouds.yml"], cwd);
-    const secureFile = findYaml(["secure.yaml", "secure.yml"], cwd);
+    // clouds.yaml in every place before clouds.yml (FindAndReadCloudsYAML), and secure.yaml likewise.
+    const file = given && fs.existsSync(given) ? given : (findYaml("clouds.yaml", cwd) ?? findYaml("clouds.yml", cwd));
+    const secureFile = findYaml("secure.yaml", cwd) ?? findYaml("secure.yml", cwd);
     let clouds: Record<string, CloudEntry> | undefined;
     let secure: Record<string, CloudEntry> | undefined;
     try {

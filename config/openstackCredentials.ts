@@ -27,19 +27,27 @@ const SOURCES: { key: keyof ComputeApi; config: string; env: string[]; fallback?
     { key: "region", config: "region", env: ["OS_REGION_NAME"] },
 ];
 
-/** What a cloud entry's `auth` gives (clientconfig AuthInfo's YAML names, `tenant_*` and `domain_name` included). */
-function fromCloud(cloud: CloudEntry): Partial<ComputeApi> {
+/**
+ * What a cloud entry's `auth` gives (clientconfig AuthInfo's YAML names, `tenant_*` and `domain_*` included),
+ * each field it leaves empty filled from its OS_* variable, as clientconfig requests.go v3auth fills it.
+ */
+function fromCloud(cloud: CloudEntry, env: NodeJS.ProcessEnv): Partial<ComputeApi> {
     const a = (cloud.auth ?? {}) as Record<string, string | undefined>;
+    const pick = (keys: string[], vars: string[]) => keys.map((k) => a[k]).find(Boolean) || vars.map((v) => env[v]).find(Boolean) || undefined;
+    const userDomainId = pick(["user_domain_id", "domain_id"], ["OS_USER_DOMAIN_ID", "OS_DOMAIN_ID"]);
+    const projectDomainId = pick(["project_domain_id", "domain_id"], ["OS_PROJECT_DOMAIN_ID", "OS_DOMAIN_ID"]);
     return {
-        authUrl: a.auth_url,
-        username: a.username,
-        password: a.password,
-        projectName: a.project_name ?? a.tenant_name,
-        projectId: a.project_id ?? a.tenant_id,
-        userDomainName: a.user_domain_name ?? a.domain_name ?? "Default",
-        projectDomainName: a.project_domain_name ?? a.domain_name ?? "Default",
-        applicationCredentialId: a.application_credential_id,
-        applicationCredentialSecret: a.application_credential_secret,
+        authUrl: pick(["auth_url"], ["OS_AUTH_URL"]),
+        username: pick(["username"], ["OS_USERNAME"]),
+        password: pick(["password"], ["OS_PASSWORD"]),
+        projectName: pick(["project_name", "tenant_name"], ["OS_PROJECT_NAME", "OS_TENANT_NAME"]),
+        projectId: pick(["project_id", "tenant_id"], ["OS_PROJECT_ID", "OS_TENANT_ID"]),
+        userDomainName: pick(["user_domain_name", "domain_name"], ["OS_USER_DOMAIN_NAME", "OS_DOMAIN_NAME"]) ?? (userDomainId ? undefined : "Default"),
+        projectDomainName: pick(["project_domain_name", "domain_name"], ["OS_PROJECT_DOMAIN_NAME", "OS_DOMAIN_NAME"]) ?? (projectDomainId ? undefined : "Default"),
+        userDomainId,
+        projectDomainId,
+        applicationCredentialId: pick(["application_credential_id"], ["OS_APPLICATION_CREDENTIAL_ID"]),
+        applicationCredentialSecret: pick(["application_credential_secret"], ["OS_APPLICATION_CREDENTIAL_SECRET"]),
         region: cloud.region_name,
     };
 }
@@ -63,7 +71,7 @@ export function computeApiFrom(config: Record<string, string>, env: NodeJS.Proce
     if (cloudName) {
         const { cloud, file, problem } = readCloud(cloudName, env, cwd);
         if (!cloud) return { problems: [...problems, { path: "openstack:cloud", message: `${problem}: ${WHY}` }] };
-        api = { ...fromCloud(cloud), region: setting("region", "OS_REGION_NAME") ?? cloud.region_name };
+        api = { ...fromCloud(cloud, env), region: setting("region", "OS_REGION_NAME") ?? cloud.region_name };
         caFile ??= cloud.cacert;
         if (cloud.verify === false) problems.push({ path: "openstack:cloud", message: `cloud ${cloudName} (${file}) sets verify: false; the compute-host lookup verifies certificates: give its cacert instead` });
         for (const key of missingOf(api)) problems.push({ path: "openstack:cloud", message: `cloud ${cloudName} (${file}) has no ${key}: ${WHY}` });

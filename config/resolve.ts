@@ -75,13 +75,13 @@ export function resolveVnf(config: StackConfig, options: ResolveOptions): Resolv
     return c.problems.length ? { problems: c.problems, warnings: c.warnings } : { spec, problems: [], warnings: c.warnings };
 }
 
+/** A node that no one can log in to: how to give it a password, or the other way. */
+const noLogin = (field: string) => `no way to log in: set a password as a secret (pulumi config set --secret --path '${field}') or \`ssh.privateKey\``;
+
 /**
  * Resolves where one VM (or each VM of a group) goes. `single` VMs take their fixed IP from `fixedIps[0]`;
  * node groups keep theirs per index.
  */
-/** A node that no one can log in to: how to give it a password, or the other way. */
-const noLogin = (field: string) => `no way to log in: set a password as a secret (pulumi config set --secret --path '${field}') or \`ssh.privateKey\``;
-
 function resolveServer(config: StackConfig, field: string, p: Placement, c: Checker, sshKey: boolean, single = true): ServerSpec {
     const image = p.image ?? config.image;
     const flavor = p.flavor ?? config.flavor;

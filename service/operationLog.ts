@@ -32,10 +32,19 @@ export function logLine(format: LogFormat, event: OperationLogEvent, time = new 
         return JSON.stringify({ time: time.toISOString(), level, msg: message, vnfLcmOpOccId: op.id, vnfInstanceId: op.vnfInstanceId, operation: op.operation, operationState: op.operationState, ...(detail ? { error: detail } : {}) });
     }
     const tail = detail ? `: ${detail}` : "";
-    return `${time.toISOString()} ${level.toUpperCase()} ${op.operation} ${op.id} (instance ${op.vnfInstanceId}) ${message}${tail}`.replace(/[\r\n]+/g, " ⏎ ");
+    // One line each, and no terminal control from a tool's error output (its colours, a cursor move).
+    return `${time.toISOString()} ${level.toUpperCase()} ${op.operation} ${op.id} (instance ${op.vnfInstanceId}) ${message}${tail}`
+        .replace(/[\r\n]+/g, " ⏎ ")
+        .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
-/** Writes a line for every event `events` emits for the log. */
+/** Writes a line for every event `events` emits for the log; a write that fails loses its line, never an operation's step. */
 export function logOperations(events: EventEmitter, format: LogFormat, write: (line: string) => void): void {
-    events.on(OPERATION_LOG_EVENT, (event: OperationLogEvent) => write(`${logLine(format, event)}\n`));
+    events.on(OPERATION_LOG_EVENT, (event: OperationLogEvent) => {
+        try {
+            write(`${logLine(format, event)}\n`);
+        } catch {
+            // the log's own problem (a closed stdout): the state machine goes on
+        }
+    });
 }

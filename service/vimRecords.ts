@@ -9,7 +9,7 @@ import { kubernetesLabelName } from "../config/fields";
 import { KubernetesVimSchema } from "../config/schema";
 import { conflict, notFound, ProblemError } from "./problem";
 import { Store } from "./store";
-import { defaultVim, vimUsers } from "./vimUsers";
+import { defaultVim, operationsRunningOn, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 
@@ -75,16 +75,23 @@ export function assertRemovable(store: Store, vim: Body): void {
     if (users.length) throw conflict(`VIM ${vim.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}: terminate them first`);
 }
 
-/** A cluster's own Kubernetes VIM holds the cluster's credentials: it changes with the cluster, not by a request. */
-function assertOwnRecord(vim: Body): void {
+/**
+ * A VIM changes only by a request of its own and while no operation runs on it: a cluster's own Kubernetes VIM
+ * changes with the cluster, and a running operation's commands hold the credentials they started with (and
+ * its error texts are redacted with the VIM's current ones).
+ */
+function assertChangeable(store: Store, vim: Body): void {
     if (vim.__clusterInstanceId) throw conflict(`VIM ${vim.id} is VNF instance ${vim.__clusterInstanceId}'s Kubernetes VIM: its endpoint and token are the cluster's and change with it`);
+    const running = operationsRunningOn(store, String(vim.id));
+    if (running.length) throw conflict(`VIM ${vim.id} is in use by operation(s) ${running.map((o) => `${o.id} (${o.operation})`).join(", ")}, which run with its credentials of when they started: change it when they have ended`);
 }
 
-/** The instances on a VIM were made in its project (an OpenStack project, a namespace): it does not move under them. */
-function assertSameProject(store: Store, before: Body, after: Body, field: string): void {
-    if (before.projectName === after.projectName && (before.projectDomainName ?? "") === (after.projectDomainName ?? "")) return;
+/** The instances on a VIM were made in its project and region (an OpenStack project, a namespace): it does not move under them. */
+function assertSamePlace(store: Store, before: Body, after: Body, field: string): void {
+    const place = (v: Body) => [v.projectName, v.projectDomainName ?? "", v.region ?? ""].join("\n");
+    if (place(before) === place(after)) return;
     const users = vimUsers(store, [String(before.id)]);
-    if (users.length) throw conflict(`${field}: VIM ${before.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}, made in project ${before.projectName}; terminate them before moving the VIM to another project`);
+    if (users.length) throw conflict(`${field}: VIM ${before.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}, made in project ${before.projectName}${before.region ? ` of region ${before.region}` : ""}; terminate them before moving the VIM`);
 }
 
 /** `--is-default` again: one default per type. */
@@ -95,11 +102,11 @@ function assertOnlyDefault(store: Store, vim: Body): void {
 
 /**
  * A VIM changed by Tacker's `PUT /v1.0/vims/{id}` body (python-tackerclient `vim set`): name, description and
- * is_default as given; auth_cred and vim_project, when given, replace the VIM's and are checked as at
+ * is_default as given; auth_cred and vim_project, when given, merged over the VIM's and checked as at
  * registration (its auth_url and type stay: Tacker's NFVO extension has them read-only).
  */
 export function tackerUpdate(store: Store, vim: Body, change: Body): Body {
-    assertOwnRecord(vim);
+    assertChangeable(store, vim);
     const kubernetes = vim.type === "kubernetes";
     let next: Body = { ...vim };
     if (change.auth_cred !== undefined || change.vim_project !== undefined) {
@@ -107,23 +114,24 @@ export function tackerUpdate(store: Store, vim: Body, change: Body): Body {
         const current = kubernetes
             ? { auth_cred: { bearer_token: vim.__token, ...(vim.caCertificate ? { ssl_ca_cert: vim.caCertificate } : {}) }, vim_project: { name: vim.projectName } }
             : { auth_cred: { username: vim.username, password: vim.__password, ...(vim.userDomainName ? { user_domain_name: vim.userDomainName } : {}) }, vim_project: { name: vim.projectName, ...(vim.projectDomainName ? { project_domain_name: vim.projectDomainName } : {}) } };
-        const asked = { auth_url: vim.authUrl, auth_cred: change.auth_cred ?? current.auth_cred, vim_project: change.vim_project ?? current.vim_project };
+        // Tacker's update_vim deep-merges the change (utils.deep_update): what it leaves out stays.
+        const asked = { auth_url: vim.authUrl, auth_cred: { ...current.auth_cred, ...change.auth_cred }, vim_project: { ...current.vim_project, ...change.vim_project } };
         next = { ...kept, ...(kubernetes ? kubernetesVim(asked) : openstackVim(asked)) };
     }
     if (change.name !== undefined) next.name = change.name;
     if (change.description !== undefined) next.description = change.description;
     if (change.is_default !== undefined) next.isDefault = change.is_default;
     assertOnlyDefault(store, next);
-    assertSameProject(store, vim, next, "vim.vim_project.name");
+    assertSamePlace(store, vim, next, "vim.vim_project.name");
     return { ...next, updatedAt: new Date().toISOString() };
 }
 
 /** An OpenStack VIM changed by a merge patch of its registration's fields (`PATCH /k8s-vnf/v1/vims/{id}`). */
 export function patchUpdate(store: Store, vim: Body, change: Body): Body {
-    assertOwnRecord(vim);
+    assertChangeable(store, vim);
     if (vim.type === "kubernetes") throw conflict(`VIM ${vim.id} is a Kubernetes VIM: change it with \`openstack vim set\` (PUT /v1.0/vims/${vim.id})`);
     const { password, ...fields } = change;
     const next = { ...vim, ...fields, ...(password === undefined ? {} : { __password: password }), updatedAt: new Date().toISOString() };
-    assertSameProject(store, vim, next, "projectName");
+    assertSamePlace(store, vim, next, change.region !== undefined && change.projectName === undefined ? "region" : "projectName");
     return next;
 }

@@ -27,3 +27,11 @@ export function vimUsers(store: Store, ids: string[]): Body[] {
 export function defaultVim(store: Store, type: "openstack" | "kubernetes"): Body | undefined {
     return store.list("vims").find((v) => v.isDefault && (v.type ?? "openstack") === type);
 }
+
+/** States in which an occurrence's Pulumi commands may be running. */
+const RUNNING = ["STARTING", "PROCESSING", "ROLLING_BACK"];
+
+/** The occurrences running on VIM `id` (their plan names it): their commands have its credentials of when they started. */
+export function operationsRunningOn(store: Store, id: string): Body[] {
+    return store.list("op_occs").filter((o) => RUNNING.includes(String(o.operationState)) && [(o.__plan as Body | undefined)?.vimId, (o.__plan as Body | undefined)?.kubernetesVimId].includes(id));
+}

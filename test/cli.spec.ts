@@ -308,6 +308,7 @@ describe("k8s-vnf CLI", () => {
                 ["TerminateVnfRequest", { terminationType: "GRACEFUL" }],
                 ["ChangeExtVnfConnectivityRequest", { extVirtualLinks: [] }],
                 ["CreateVnfRequest", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177" }],
+                ["ChangeVnfFlavourRequest", { newFlavourId: "complex", instantiationLevelId: "instantiation_level_1" }],
             ];
             for (const [kind, body] of bodies) {
                 fs.writeFileSync(path.join(dir, "body.json"), JSON.stringify(body));
@@ -316,6 +317,14 @@ describe("k8s-vnf CLI", () => {
                 assert.match(run.err, new RegExp(`this is a ${kind}; import-request takes an InstantiateVnfRequest`), kind);
                 assert.doesNotMatch(run.err, /flavourId: Invalid input/, kind);
             }
+            // An instantiate body that only lacks its flavourId is told so, not taken for another request.
+            const instantiate = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple") as Record<string, unknown>;
+            delete instantiate.flavourId;
+            fs.writeFileSync(path.join(dir, "body.json"), JSON.stringify({ ...instantiate, instantiationLevelId: "instantiation_level_1" }));
+            const missing = await cli(["import-request", path.join(dir, "body.json")]);
+            assert.equal(missing.code, 1);
+            assert.match(missing.err, /flavourId: missing/);
+            assert.doesNotMatch(missing.err, /this is a/);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -169,14 +169,14 @@ describe("lab OpenStack API: the real openstack client against servers that are 
         assert.deepEqual(suite.lab.volumeIds(), []);
     });
 
-    it("a second tenant network, lab-net-2, on its own /25: a server on it (--nic net-id) gets an address of its pool, reached from lab-net through router1; the other subnet's address or subnet on its port is 400", async () => {
+    it("a second tenant network, lab-net-2, on its own /25: a server on it (--nic net-id) gets an address of its pool and is reached from lab-net (one L2 segment in the lab); the other subnet's address or subnet on its port is 400", async () => {
         const [net, other] = [api!.otherNetwork, api!.network];
         const subnets = Object.fromEntries((await openstack("subnet", "list", "--long")).map((s: any) => [s.ID, [s.Network, s.Subnet, s["Allocation Pools"]]]));
         const prefix = suite.lab.subnet;
         assert.deepEqual(subnets[other.subnetId], [other.id, `${prefix}.0/25`, [{ start: `${prefix}.10`, end: `${prefix}.126` }]]);
         assert.deepEqual(subnets[net.subnetId], [net.id, `${prefix}.128/25`, [{ start: `${prefix}.130`, end: `${prefix}.249` }]]);
         assert.match(await refused(["port", "create", "--network", net.id, "--fixed-ip", `ip-address=${prefix}.31`, "wrong-half"]), /400.*IP address .*\.31 is not a valid IP for any of the subnets on the specified network/);
-        assert.match(await refused(["port", "create", "--network", net.id, "--fixed-ip", `subnet=${other.subnetId}`, "wrong-subnet"]), new RegExp(`400.*Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${other.subnetId}`));
+        assert.match(await refused(["port", "create", "--network", net.id, "--fixed-ip", `subnet=${other.subnetId}`, "wrong-subnet"]), new RegExp(`400.*Failed to create port on network ${other.id}, because fixed_ips included invalid subnet ${other.subnetId}`));
         const server = await openstack("server", "create", "--flavor", api!.flavor.name, "--image", api!.image.name, "--nic", `net-id=${net.id}`, "--wait", "vm2");
         const [address] = server.addresses["lab-net-2"];
         assert.ok(Number(address.split(".").pop()) >= 130, address);

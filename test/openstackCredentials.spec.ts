@@ -26,8 +26,15 @@ describe("OpenStack credentials for the compute-host lookup: clouds.yaml, openst
         write("secure.yaml", { clouds: { lab: { auth: { password: "from-secure-yaml" } } } });
         const found = computeApiFrom({}, { OS_CLOUD: "lab", OS_CLIENT_CONFIG_FILE: file, OS_AUTH_URL: "https://ignored:5000/v3" }, dir);
         assert.deepEqual(found.problems, []);
-        assert.deepEqual(found.api, { authUrl: "https://keystone.lab:5000/v3", username: "admin", password: "from-secure-yaml", projectName: "admin", projectId: undefined, userDomainName: "Default", projectDomainName: "Default", applicationCredentialId: undefined, applicationCredentialSecret: undefined, region: "RegionOne" });
+        assert.deepEqual(found.api, { authUrl: "https://keystone.lab:5000/v3", username: "admin", password: "from-secure-yaml", projectName: "admin", projectId: undefined, userDomainName: "Default", projectDomainName: "Default", userDomainId: undefined, projectDomainId: undefined, applicationCredentialId: undefined, applicationCredentialSecret: undefined, region: "RegionOne" });
         assert.equal(computeApiFrom({ "openstack:region": "RegionTwo" }, { OS_CLOUD: "lab", OS_CLIENT_CONFIG_FILE: file }, dir).api?.region, "RegionTwo");
+    });
+
+    it("a field the cloud leaves empty comes from its OS_* variable, as clientconfig's v3auth fills it (a password exported beside clouds.yaml; domains by id); an empty secure.yaml value overrides nothing", () => {
+        const file = write("clouds.yaml", { clouds: { lab: { ...lab, auth: { ...lab.auth, user_domain_name: undefined, project_domain_name: undefined, user_domain_id: "d-1", project_domain_id: "d-1" } } } });
+        write("secure.yaml", { clouds: { lab: { auth: { username: "" } } } });
+        const found = computeApiFrom({}, { OS_CLOUD: "lab", OS_CLIENT_CONFIG_FILE: file, OS_PASSWORD: "exported" }, dir);
+        assert.deepEqual([found.problems, found.api?.password, found.api?.username, found.api?.userDomainId, found.api?.userDomainName], [[], "exported", "admin", "d-1", undefined]);
     });
 
     it("openstack:cloud with ./clouds.yaml: an application credential needs no user or project; its cacert is read; verify: false is refused", () => {

@@ -89,5 +89,6 @@ describe("LCM service: the log of its operations (text or JSON lines)", function
         const line = logLine("text", { op }, new Date("2026-11-29T00:00:00Z"));
         assert.equal(line, "2026-11-29T00:00:00.000Z ERROR HEAL op-1 (instance vnf-1) operation FAILED_TEMP: first ⏎ second");
         assert.equal(logLine("text", { op: { ...op, operationState: "PROCESSING" }, stage: { done: 1, of: 3 } }, new Date(0)), "1970-01-01T00:00:00.000Z INFO HEAL op-1 (instance vnf-1) update 1 of 3 done");
+        assert.match(logLine("text", { op: { ...op, error: { detail: "\u001b[31mred\u001b[0m" } } }), /: \\x1b\[31mred\\x1b\[0m$/, "a terminal escape shown, not sent");
     });
 });

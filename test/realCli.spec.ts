@@ -86,8 +86,9 @@ describe("k8s-vnf import-request and validate against the real Pulumi CLI", func
         for (const raw of block.split("\n")) {
             const line = raw.replace(/\s+#.*$/, "").trim();
             if (!line || line.startsWith("#") || line === "npm ci" || line.startsWith("pulumi up")) continue;
-            const words = (line.match(/'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^'(.*)'$/, "$1")).map((w) => values[w] ?? w);
-            assert.ok(!words.some((w) => /^<.*>$/.test(w)), `${line}: a value the test does not fill`);
+            // Shell words: a quoted part stays whole wherever it is in a word (NAME='a b'), its quotes removed.
+            const words = (line.match(/(?:[^\s']+|'[^']*')+/g) ?? []).map((w) => w.replace(/'([^']*)'/g, "$1").replace(/<[^>]*>/g, (v) => values[v] ?? v));
+            assert.ok(!words.some((w) => /<[^>]*>/.test(w)), `${line}: a value the test does not fill`);
             ran.push(words[0] === "export" ? "export" : words.slice(0, 3).join(" "));
             if (words[0] === "export") {
                 const [name, value] = words[1].split(/=(.*)/s);
@@ -107,6 +108,7 @@ describe("k8s-vnf import-request and validate against the real Pulumi CLI", func
             } else assert.fail(`${line}: a step the test does not know`);
         }
         assert.ok(ran.includes("pulumi stack init") && ran.includes("bin/k8s-vnf validate --stack"), ran.join("; "));
+        assert.equal(stepEnv.PULUMI_CONFIG_PASSPHRASE, "readme-passphrase", "the exported passphrase, as the README quotes it");
         const doc = YAML.parse(fs.readFileSync(path.join(project, "stacks/Pulumi.simple.yaml"), "utf8"));
         assert.deepEqual([doc.config["k8s-vnf:network"].networkId, doc.config["k8s-vnf:image"], doc.config["k8s-vnf:flavor"]], [values["<your network id>"], "debian-12", "m1.small"]);
         assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);

@@ -219,11 +219,16 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
         assert.deepEqual([patchMoved.status, patchMoved.body.detail.startsWith("projectName: ")], [409, true]);
         const keystone = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { authUrl: "http://other.example:5000/v3" });
         assert.equal(keystone.status, 400, "its Keystone does not change");
-        const patched = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { password: PATCHED_PASSWORD, region: "RegionTwo" });
+        const region = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { region: "RegionTwo" });
+        assert.deepEqual([region.status, region.body.detail.startsWith("region: ")], [409, true], "nor to another region");
+        const patched = await call("PATCH", `/k8s-vnf/v1/vims/${registered.id}`, { password: PATCHED_PASSWORD });
         assert.equal(patched.status, 200, patched.text);
-        assert.equal(patched.body.region, "RegionTwo");
         assert.equal((await run(id, "scale", { type: "SCALE_IN", aspectId: "worker_instance" })).operationState, "COMPLETED");
         assert.equal(runner.ups.at(-1)!.env.OS_PASSWORD, PATCHED_PASSWORD);
+        // Tacker's update_vim deep-merges: a PUT of the password alone keeps the username.
+        const partial = await call("PUT", `/v1.0/vims/${registered.id}`, { vim: { auth_cred: { password: ROTATED_PASSWORD } } });
+        assert.equal(partial.status, 200, partial.text);
+        assert.equal((await call("GET", `/k8s-vnf/v1/vims/${registered.id}`)).body.username, "nfv_user");
 
         assert.equal((await call("DELETE", `/k8s-vnf/v1/vims/${registered.id}`)).status, 409, "in use");
         assert.equal((await run(id, "terminate", { terminationType: "FORCEFUL" })).operationState, "COMPLETED");

@@ -14,11 +14,17 @@ export interface ComputeApi {
     projectId?: string;
     userDomainName?: string;
     projectDomainName?: string;
+    /** Domains by id, where the cloud gives ids (they win over the names). */
+    userDomainId?: string;
+    projectDomainId?: string;
     /** Application credential authentication (clouds.yaml `v3applicationcredential`); it carries its own scope. */
     applicationCredentialId?: string;
     applicationCredentialSecret?: string;
     region?: string;
-    /** Keystone's and Nova's CA (PEM), when not one the system trusts (clouds.yaml `cacert`, OS_CACERT). */
+    /**
+     * Keystone's and Nova's CA (PEM) when not one the system trusts (clouds.yaml `cacert`, OS_CACERT). It replaces
+     * the system's roots, as gophercloud's RootCAs does: both endpoints must have certificates from it.
+     */
     caCertificate?: string;
 }
 
@@ -30,7 +36,7 @@ interface Answer {
     text: string;
 }
 
-/** An HTTP(S) request trusting `ca` too, when given: fetch takes no CA of its own. */
+/** An HTTP(S) request trusting only `ca` when it is given (fetch takes no CA of its own). */
 function request(url: string, init: { method?: string; headers: Record<string, string>; body?: string; ca?: string }): Promise<Answer> {
     const target = new URL(url);
     const transport = target.protocol === "https:" ? require("node:https") : require("node:http");
@@ -58,8 +64,9 @@ function identityOf(api: ComputeApi): Record<string, unknown> {
     if (api.applicationCredentialId) {
         return { identity: { methods: ["application_credential"], application_credential: { id: api.applicationCredentialId, secret: api.applicationCredentialSecret } } };
     }
-    const project = api.projectId ? { id: api.projectId } : { name: api.projectName, domain: { name: api.projectDomainName } };
-    return { identity: { methods: ["password"], password: { user: { name: api.username, domain: { name: api.userDomainName }, password: api.password } } }, scope: { project } };
+    const domain = (id?: string, name?: string) => (id ? { id } : { name });
+    const project = api.projectId ? { id: api.projectId } : { name: api.projectName, domain: domain(api.projectDomainId, api.projectDomainName) };
+    return { identity: { methods: ["password"], password: { user: { name: api.username, domain: domain(api.userDomainId, api.userDomainName), password: api.password } } }, scope: { project } };
 }
 
 export async function computeHostOf(api: ComputeApi, serverId: string): Promise<string> {

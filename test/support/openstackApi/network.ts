@@ -95,8 +95,10 @@ export function networkRoutes(state: CloudState, base: () => string): Route[] {
         try {
             for (const ip of asked) {
                 if (ip.subnet_id !== undefined && ip.subnet_id !== net.subnet.id) {
-                    if (!state.tenantNetworks.some((n) => n.subnet.id === ip.subnet_id) && ip.subnet_id !== state.publicSubnet.id) throw neutronError(404, "SubnetNotFound", `Subnet ${ip.subnet_id} could not be found.`);
-                    throw neutronError(400, "InvalidInput", `Invalid input for operation: Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${ip.subnet_id}.`);
+                    const other = state.tenantNetworks.find((n) => n.subnet.id === ip.subnet_id)?.id ?? (ip.subnet_id === state.publicSubnet.id ? state.publicNetwork.id : undefined);
+                    if (!other) throw neutronError(404, "SubnetNotFound", `Subnet ${ip.subnet_id} could not be found.`);
+                    // _get_subnet_for_fixed_ip names the subnet's own network (subnet_obj.network_id).
+                    throw neutronError(400, "InvalidInput", `Invalid input for operation: Failed to create port on network ${other}, because fixed_ips included invalid subnet ${ip.subnet_id}.`);
                 }
                 if (ip.ip_address === undefined) {
                     claimed.push(allocateIndexIn(state.lab, net, owner));
