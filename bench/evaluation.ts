@@ -38,6 +38,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as semver from "semver";
 import * as YAML from "yaml";
 import { CACHE_ROOT } from "../loader/cacheEntry";
 
@@ -228,6 +229,14 @@ async function startServer(stack: string, project: string, run: Run, onStackOutp
         setRootResource(call: any, cb: any) {
             rootUrn = call.request.getUrn();
             cb(null, new engineproto.SetRootResourceResponse());
+        },
+        // As the engine of the pinned CLI answers it (pkg/host/host_server.go RequirePulumiVersion:
+        // plugin.ValidatePulumiVersionRange against its own version).
+        requirePulumiVersion(call: any, cb: any) {
+            const range: string = call.request.getPulumiVersionRange();
+            const version = (require(path.join(PROJECT_DIR, "package.json")) as { dependencies: Record<string, string> }).dependencies["@pulumi/pulumi"];
+            if (range && !semver.satisfies(version, range)) cb({ code: grpc.status.UNKNOWN, details: `Pulumi CLI version ${version} does not satisfy the version range "${range}"` });
+            else cb(null, new engineproto.RequirePulumiVersionResponse());
         },
     });
     const port: number = await new Promise((resolve, reject) =>

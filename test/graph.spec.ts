@@ -490,7 +490,7 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         for (const k of Object.keys(saved)) delete process.env[k];
         try {
             const graph = new Graph();
-            await assert.rejects(runProgram("podaffinity", config, secretKeys, graph), /openstack:authUrl: not set \(nor OS_AUTH_URL\)[\s\S]*openstack:password/);
+            await assert.rejects(runProgram("podaffinity", config, secretKeys, graph), /openstack:authUrl: not set \(nor OS_AUTH_URL, nor openstack:cloud \/ OS_CLOUD\)[\s\S]*openstack:password/);
             assert.equal(graph.resources.length, 0);
         } finally {
             for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;

@@ -135,7 +135,9 @@ export async function runProgram(stack: string, config: Record<string, string>, 
     pulumi.runtime.setAllConfig(config, secretKeys);
     const entry = require.resolve(path.join(PROJECT_DIR, "index.ts"));
     delete require.cache[entry];
-    const outputs = (await import(entry)) as Record<string, unknown>;
+    // As the SDK's runner takes a program's exports (cmd/run/run.ts): a function is called, and what it is awaited.
+    const exported = require(entry) as unknown;
+    const outputs = (await (exported instanceof Function ? exported() : exported)) as Record<string, unknown>;
     return resolveOutputs(outputs);
 }
 
