@@ -2,6 +2,32 @@
 
 const keyValuePairs = { type: "object" };
 
+/** A VIM's fields in `POST` and `PATCH /k8s-vnf/v1/vims`, but its id and Keystone URL (which a PATCH does not change). */
+const nativeVimFields = {
+    name: { type: "string", minLength: 1, maxLength: 255 },
+    username: { type: "string", minLength: 1 },
+    password: { type: "string", minLength: 1 },
+    projectName: { type: "string", minLength: 1 },
+    userDomainName: { type: "string" },
+    projectDomainName: { type: "string" },
+    region: { type: "string" },
+} as const;
+
+/** Tacker's `auth_cred` and `vim_project`, as python-tackerclient's `vim register` and `vim set` send them. */
+const tackerAuthCred = {
+    type: "object",
+    properties: {
+        bearer_token: { type: "string", minLength: 1 },
+        ssl_ca_cert: { type: "string" },
+        username: { type: "string" },
+        password: { type: "string" },
+        user_domain_name: { type: "string" },
+        cert_verify: { enum: ["True", "False"] },
+    },
+    additionalProperties: false,
+} as const;
+const tackerVimProject = { type: "object", properties: { name: { type: "string" }, project_domain_name: { type: "string" } }, additionalProperties: false } as const;
+
 export const SCHEMAS = {
     createVnfInstance: {
         type: "object",
@@ -144,14 +170,8 @@ export const SCHEMAS = {
         required: ["name", "authUrl", "username", "password", "projectName"],
         properties: {
             id: { type: "string", pattern: "^[0-9a-fA-F-]{36}$" },
-            name: { type: "string", minLength: 1, maxLength: 255 },
             authUrl: { type: "string", pattern: "^https?://[^\\s]+$" },
-            username: { type: "string", minLength: 1 },
-            password: { type: "string", minLength: 1 },
-            projectName: { type: "string", minLength: 1 },
-            userDomainName: { type: "string" },
-            projectDomainName: { type: "string" },
-            region: { type: "string" },
+            ...nativeVimFields,
         },
         additionalProperties: false,
     },
@@ -160,13 +180,7 @@ export const SCHEMAS = {
         type: "object",
         minProperties: 1,
         properties: {
-            name: { type: "string", minLength: 1, maxLength: 255 },
-            username: { type: "string", minLength: 1 },
-            password: { type: "string", minLength: 1 },
-            projectName: { type: "string", minLength: 1 },
-            userDomainName: { type: "string" },
-            projectDomainName: { type: "string" },
-            region: { type: "string" },
+            ...nativeVimFields,
         },
         additionalProperties: false,
     },
@@ -181,19 +195,8 @@ export const SCHEMAS = {
                     name: { type: "string", minLength: 1, maxLength: 255 },
                     description: { type: "string", maxLength: 1024 },
                     is_default: { type: "boolean" },
-                    auth_cred: {
-                        type: "object",
-                        properties: {
-                            bearer_token: { type: "string", minLength: 1 },
-                            ssl_ca_cert: { type: "string" },
-                            username: { type: "string" },
-                            password: { type: "string" },
-                            user_domain_name: { type: "string" },
-                            cert_verify: { enum: ["True", "False"] },
-                        },
-                        additionalProperties: false,
-                    },
-                    vim_project: { type: "object", properties: { name: { type: "string" }, project_domain_name: { type: "string" } }, additionalProperties: false },
+                    auth_cred: tackerAuthCred,
+                    vim_project: tackerVimProject,
                 },
                 additionalProperties: false,
             },
@@ -212,19 +215,8 @@ export const SCHEMAS = {
                     name: { type: "string", minLength: 1, maxLength: 255 },
                     type: { enum: ["openstack", "kubernetes"] },
                     auth_url: { type: "string", minLength: 1, maxLength: 2048 },
-                    auth_cred: {
-                        type: "object",
-                        properties: {
-                            bearer_token: { type: "string", minLength: 1 },
-                            ssl_ca_cert: { type: "string" },
-                            username: { type: "string" },
-                            password: { type: "string" },
-                            user_domain_name: { type: "string" },
-                            cert_verify: { enum: ["True", "False"] },
-                        },
-                        additionalProperties: false,
-                    },
-                    vim_project: { type: "object", properties: { name: { type: "string" }, project_domain_name: { type: "string" } }, additionalProperties: false },
+                    auth_cred: tackerAuthCred,
+                    vim_project: tackerVimProject,
                     description: { type: "string", maxLength: 1024 },
                     is_default: { type: "boolean" },
                 },
