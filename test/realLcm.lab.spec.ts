@@ -18,7 +18,7 @@ import { descendants } from "../service/pulumiProcess";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { vnflcmCancel } from "./support/lcmClient";
 import { skipAfterFirstFailure } from "./support/labSuite";
-import { alive } from "./support/processAlive";
+import { alive, commandLine } from "./support/processAlive";
 import { leftInTemporaryFolder, useRealLcmService } from "./support/realLcmService";
 import { useBuiltTools } from "./support/tools";
 
@@ -111,11 +111,8 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         const seen = new Set<string>();
         const sample = setInterval(() => {
             for (const pid of descendants(lcm.service.pid)) {
-                try {
-                    seen.add(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
-                } catch {
-                    // ended
-                }
+                const line = commandLine(pid); // "" once ended
+                if (line) seen.add(line);
             }
         }, 100);
         try {

@@ -20,21 +20,13 @@ import { promisify } from "node:util";
 import { descendants } from "../service/pulumiProcess";
 import { Callback, seedBody } from "./support/lcmClient";
 import { skipAfterFirstFailure } from "./support/labSuite";
-import { alive } from "./support/processAlive";
+import { alive, commandLine } from "./support/processAlive";
 import { PROJECT_DIR } from "./support/program";
 import { realKubectl } from "./support/realKubectl";
 import { useRealLcmService } from "./support/realLcmService";
 import { useBuiltTools } from "./support/tools";
 
 const exec = promisify(execFile);
-/** Process `pid`'s arguments joined by spaces, "" once it has ended. */
-const commandLine = (pid: number) => {
-    try {
-        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-    } catch {
-        return "";
-    }
-};
 /** Whether process `pid` is a Pulumi CLI (its program's name), not its plugins or the language host. */
 const isPulumi = (pid: number) => path.basename(commandLine(pid).split(" ")[0]) === "pulumi";
 const SEED_VIM = "05ef7ca5-7e32-4a6b-a03d-52f811f04496";

@@ -9,3 +9,12 @@ export function alive(pid: number): boolean {
         return false;
     }
 }
+
+/** Process `pid`'s arguments joined by spaces (as /proc/PID/cmdline holds them), "" once it has ended. */
+export function commandLine(pid: number): string {
+    try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+    } catch {
+        return "";
+    }
+}
