@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { OPERATION_LOG_EVENT } from "./operationLog";
+import { OperationState, RUNNING } from "./operationStates";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
 import { cnfScale } from "./cnfOperations";
 import { cnfVimConnectionInfo, instanceLinks, instantiatedInfo, vimConnectionIdOf, vimConnectionInfoOf, vnfStateOf, withoutKeys } from "./instanceView";
@@ -30,10 +31,9 @@ export { stackNameOf } from "./operationPlanner";
 
 type Body = Record<string, any>;
 
-export type OperationState = "STARTING" | "PROCESSING" | "COMPLETED" | "FAILED_TEMP" | "FAILED" | "ROLLING_BACK" | "ROLLED_BACK";
+export type { OperationState };
 
 /** States in which an occurrence runs, or waits for a slot to run: a cancel applies. */
-const RUNNING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "ROLLING_BACK"]);
 
 /** States in which an occurrence holds its instance: no other operation may start. */
 const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);

@@ -2,6 +2,8 @@
  * Where the API's resources live: the one place that spells `/vnflcm/v1` and its resource paths, for the
  * routes and for every link the service writes (`Location`, `_links`, notifications).
  */
+import { RUNNING } from "./operationStates";
+
 export const API_PREFIX = "/vnflcm/v1";
 
 /** An individual VNF instance under `base` (the configured public URL, or the request's own). */
@@ -12,8 +14,6 @@ export const opOccHref = (base: string, id: string) => `${base}${API_PREFIX}/vnf
 
 /** An individual subscription. */
 export const subscriptionHref = (base: string, id: string) => `${base}${API_PREFIX}/subscriptions/${id}`;
-
-const CANCELLABLE: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "ROLLING_BACK"]);
 
 /**
  * An occurrence's `_links` as SOL003 v2.6.1 Table 5.5.2.13-1 has them: itself, its instance, and a task
@@ -27,7 +27,7 @@ export function opOccLinks(op: { _links: { self: { href: string }; vnfInstance: 
     return {
         self: op._links.self,
         vnfInstance: op._links.vnfInstance,
-        ...(CANCELLABLE.has(String(op.operationState)) && !op.isCancelPending ? task("cancel") : {}),
+        ...(RUNNING.has(String(op.operationState)) && !op.isCancelPending ? task("cancel") : {}),
         ...(failedTemp ? task("retry") : {}),
         ...(failedTemp && op.operation !== "TERMINATE" ? task("rollback") : {}),
         ...(failedTemp ? task("fail") : {}),

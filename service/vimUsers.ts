@@ -1,4 +1,5 @@
 /** Lookups of VIMs the routes and the planners share: the default of a type, and which instances use a VIM. */
+import { RUNNING } from "./operationStates";
 import { Store } from "./store";
 
 type Body = Record<string, any>;
@@ -28,10 +29,7 @@ export function defaultVim(store: Store, type: "openstack" | "kubernetes"): Body
     return store.list("vims").find((v) => v.isDefault && (v.type ?? "openstack") === type);
 }
 
-/** States in which an occurrence's Pulumi commands may be running. */
-const RUNNING = ["STARTING", "PROCESSING", "ROLLING_BACK"];
-
 /** The occurrences running on VIM `id` (their plan names it): their commands have its credentials of when they started. */
 export function operationsRunningOn(store: Store, id: string): Body[] {
-    return store.list("op_occs").filter((o) => RUNNING.includes(String(o.operationState)) && [(o.__plan as Body | undefined)?.vimId, (o.__plan as Body | undefined)?.kubernetesVimId].includes(id));
+    return store.list("op_occs").filter((o) => RUNNING.has(String(o.operationState)) && [(o.__plan as Body | undefined)?.vimId, (o.__plan as Body | undefined)?.kubernetesVimId].includes(id));
 }
