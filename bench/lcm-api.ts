@@ -21,6 +21,8 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseRequestText } from "../config/requestText";
+import { instanceLinks } from "../service/instanceView";
+import { instanceHref, opOccHref } from "../service/links";
 import { Store } from "../service/store";
 import { Lab, labAvailable } from "../test/lab/lab";
 import { REQUESTS_DIR } from "../test/support/fixtures";
@@ -33,6 +35,8 @@ const OP_OCCS = 10_000;
 const CLIENTS = 100;
 const REQUESTS = 5_000;
 const TASKS = 100;
+/** The base URL the records were written under, as the service stores each record's links when it creates it. */
+const STORED_BASE = "http://lcm.example:9890";
 
 function percentile(sorted: number[], p: number): number {
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -99,6 +103,7 @@ async function main(): Promise<void> {
                     instantiatedVnfInfo: { flavourId: "simple", vnfState: "STARTED", scaleStatus: [{ aspectId: "worker_instance", scaleLevel: 0 }], vnfcResourceInfo: [] },
                     __stackConfig: { flavour: "simple", image: "img", flavor: "flv", network: { networkId: "net" }, masters: { password: "pw-bench" }, workers: { count: 2, minCount: 2, maxCount: 4, password: "pw-bench" } },
                     __scale: { worker_instance: { count: 2, min: 2, max: 4 } },
+                    _links: instanceLinks(STORED_BASE, id, "INSTANTIATED", { scalable: true }),
                     __created: now + i,
                 },
             };
@@ -106,7 +111,7 @@ async function main(): Promise<void> {
         const opOccs = Array.from({ length: OP_OCCS }, (_, i) => {
             const id = randomUUID();
             const instance = instances[i % INSTANCES];
-            return { table: "op_occs" as const, id, body: { id, vnfInstanceId: instance.id, operation: "SCALE", operationState: "COMPLETED", startTime: new Date(now).toISOString(), operationParams: { type: "SCALE_OUT", aspectId: "worker_instance" }, __created: now + i } };
+            return { table: "op_occs" as const, id, body: { id, vnfInstanceId: instance.id, operation: "SCALE", operationState: "COMPLETED", startTime: new Date(now).toISOString(), operationParams: { type: "SCALE_OUT", aspectId: "worker_instance" }, _links: { self: { href: opOccHref(STORED_BASE, id) }, vnfInstance: { href: instanceHref(STORED_BASE, instance.id) } }, __created: now + i } };
         });
         store.put([...instances, ...opOccs]);
         store.close();
