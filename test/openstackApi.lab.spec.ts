@@ -147,6 +147,18 @@ describe("lab OpenStack API: the real openstack client against servers that are 
         assert.ok(await sshAnswers(state.address!));
     });
 
+    it("server migrate --live-migration --host (2.30): the server moves to the other compute host and keeps its host and address; its own host or an unknown one is 400", async () => {
+        const migrate = ["--os-compute-api-version", "2.30", "server", "migrate", "--live-migration"];
+        const from = (await openstack("server", "show", "vm1"))["OS-EXT-SRV-ATTR:host"];
+        const to = from === "compute-1" ? "compute-2" : "compute-1";
+        assert.match(await refused([...migrate, "--host", from, "vm1"]), /Unable to migrate instance \(.*\) to current host \(compute-\d\)\. \(HTTP 400\)/);
+        assert.match(await refused([...migrate, "--host", "compute-9", "vm1"]), /Compute host compute-9 could not be found\. \(HTTP 400\)/);
+        await run("openstack", [...migrate, "--host", to, "--wait", "vm1"], { env: env() });
+        const shown = await openstack("server", "show", "vm1");
+        assert.deepEqual([shown.status, shown["OS-EXT-SRV-ATTR:host"], shown["OS-EXT-SRV-ATTR:hypervisor_hostname"]], ["ACTIVE", to, to]);
+        assert.ok(await sshAnswers(state.address!), "the same address answers");
+    });
+
     it("a volume becomes available, in-use once attached (its disk in the host by id), refused deletion while attached, then detached and deleted", async () => {
         const volume = await openstack("volume", "create", "--size", "1", "vol1");
         state.volumeId = volume.id;

@@ -24,7 +24,7 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
         if (!s) throw novaError(404, `Instance ${id} could not be found.`);
         return s;
     };
-    const vmState = (s: Server) => ({ BUILD: "building", ACTIVE: "active", SHUTOFF: "stopped", ERROR: "error", DELETED: "deleted" })[s.status];
+    const vmState = (s: Server) => ({ BUILD: "building", ACTIVE: "active", SHUTOFF: "stopped", ERROR: "error", DELETED: "deleted", MIGRATING: "active" })[s.status];
 
     /** GET /servers/{id} (api-ref compute "Show Server Details"), the fields of the request's microversion. */
     const view = (s: Server, req: ApiRequest): Record<string, unknown> => {
@@ -69,7 +69,7 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
             "OS-EXT-SRV-ATTR:hypervisor_hostname": s.computeHost,
             "OS-EXT-STS:task_state": s.task_state,
             "OS-EXT-STS:vm_state": vmState(s),
-            "OS-EXT-STS:power_state": s.status === "ACTIVE" ? 1 : s.status === "SHUTOFF" ? 4 : 0,
+            "OS-EXT-STS:power_state": s.status === "ACTIVE" || s.status === "MIGRATING" ? 1 : s.status === "SHUTOFF" ? 4 : 0,
             "os-extended-volumes:volumes_attached": s.volumes.map((v) => (mv.atLeast("2.3") ? { id: v.volumeId, delete_on_termination: false } : { id: v.volumeId })),
             security_groups: s.status === "ERROR" ? undefined : s.securityGroups.map((name) => ({ name })),
         };
@@ -197,7 +197,7 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
         return { status: 200, body: { servers: found.map((s) => (detailed ? view(s, req) : { id: s.id, name: s.name, links: link("servers", s.id) })) } };
     };
 
-    /** POST /servers/{id}/action (api-ref compute "Stop Server (os-stop Action)", "Start Server (os-start Action)", "Reboot Server"). */
+    /** POST /servers/{id}/action (api-ref compute "Stop Server (os-stop Action)", "Start Server (os-start Action)", "Reboot Server", "Live-Migrate Server"). */
     const action = (req: ApiRequest) => {
         const s = server(req.params[0]);
         const [name] = Object.keys(req.body ?? {});
@@ -219,6 +219,18 @@ export function computeRoutes(state: CloudState, life: Lifecycle, base: () => st
                 if (s.status === "ACTIVE") life.power(s, "SHUTOFF");
                 life.power(s, "ACTIVE");
                 return { status: 202 };
+            case "os-migrateLive": {
+                // api-ref compute "Live-Migrate Server (os-migrateLive Action)"; nova/api/openstack/compute/
+                // migrate_server.py _migrate_live: an unknown host is 400 (ComputeHostNotFound), a server not
+                // ACTIVE or PAUSED 409; the conductor's pre-checks fail the request (400) before 2.34 and the
+                // migration itself (the server stays where it is) from 2.34 on.
+                if (!["ACTIVE", "PAUSED"].includes(s.status) || s.task_state) refuse("os-migrateLive");
+                const host = (req.body["os-migrateLive"] as { host?: string | null } | null)?.host ?? null;
+                if (host !== null && !state.computeHosts.includes(host)) throw novaError(400, `Compute host ${host} could not be found.`);
+                const refused = life.migrateLive(s, host);
+                if (refused && !req.microversion.atLeast("2.34")) throw novaError(400, refused);
+                return { status: 202 };
+            }
             default:
                 throw novaError(400, `There is no such action: ${name ?? "(none)"}`);
         }

@@ -26,12 +26,12 @@ export class Lifecycle {
      * ServerGroupAntiAffinityFilter keeps hosts without a member, up to max_server_per_host with rules (2.64);
      * ServerGroupAffinityFilter keeps the members' host; the soft policies only weigh). The least busy host wins.
      */
-    place(server: Server): string | undefined {
+    place(server: Server, only?: readonly string[]): string | undefined {
         const group = server.group ? this.state.serverGroups.get(server.group) : undefined;
         const live = [...this.state.servers.values()].filter((s) => s.id !== server.id && s.computeHost && s.status !== "DELETED");
         const load = (host: string) => live.filter((s) => s.computeHost === host).length;
         const membersOn = (host: string) => live.filter((s) => s.computeHost === host && group?.members.includes(s.id)).length;
-        let candidates = [...this.state.computeHosts];
+        let candidates = [...(only ?? this.state.computeHosts)];
         if (group?.policy === "anti-affinity") candidates = candidates.filter((h) => membersOn(h) < (group.rules.max_server_per_host ?? 1));
         if (group?.policy === "affinity") {
             const used = candidates.filter((h) => membersOn(h) > 0);
@@ -90,6 +90,29 @@ export class Lifecycle {
             server.task_state = null;
             server.updated = isoNow();
         });
+    }
+
+    /**
+     * os-migrateLive to `host` (the scheduler's choice among the others when null), as nova/conductor/tasks/
+     * live_migrate.py checks it: not its own host (UnableToMigrateToSelf), and the scheduler's filters, server
+     * group policies included, for the target. Returns the reason it cannot go, or undefined once it is moving:
+     * MIGRATING with task_state migrating, then ACTIVE on the target. The lab host itself stays as it is (its
+     * processes, disks and address move with it on a real cloud).
+     */
+    migrateLive(server: Server, host: string | null): string | undefined {
+        const from = server.computeHost;
+        if (host !== null && host === from) return `Unable to migrate instance (${server.id}) to current host (${host}).`;
+        const target = this.place(server, host !== null ? [host] : this.state.computeHosts.filter((h) => h !== from));
+        if (!target) return NO_VALID_HOST;
+        server.status = "MIGRATING";
+        server.task_state = "migrating";
+        this.run(server, async () => {
+            server.computeHost = target;
+            server.status = "ACTIVE";
+            server.task_state = null;
+            server.updated = isoNow();
+        });
+        return undefined;
     }
 
     /** DELETE /servers/{id}: the host stops, then DELETED for a moment, then gone. */

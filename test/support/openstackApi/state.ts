@@ -167,7 +167,7 @@ export interface Router {
     interfacePorts: Record<string, string>;
 }
 
-export type ServerStatus = "BUILD" | "ACTIVE" | "SHUTOFF" | "ERROR" | "DELETED";
+export type ServerStatus = "BUILD" | "ACTIVE" | "SHUTOFF" | "ERROR" | "DELETED" | "MIGRATING";
 
 export interface Server {
     id: string;
