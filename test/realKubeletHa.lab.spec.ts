@@ -5,13 +5,19 @@
  * and what differs from a VM): the masters join the control plane one at a time through the VIP, which
  * keepalived holds on one master and HAProxy spreads over every API server; a master's heal takes its etcd
  * member out through a peer (etcdctl in the peer's etcd Pod) before its VM goes, and the new VM joins again,
- * master-0 (the one `kubeadm init` ran on) included, without the cluster being made anew. The pod network is
- * flannel's (realKubelet.lab.spec.ts): every Node Ready.
+ * master-0 (the one `kubeadm init` ran on) included, without the cluster being made anew. A change of flavour
+ * to complex, as the LCM service plans it, moves each VM out of its server group the same way, one per update.
+ * The pod network is flannel's (realKubelet.lab.spec.ts): every Node Ready.
  */
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { parseVnfConfig } from "../config/load";
+import { planFlavourChange } from "../service/flavourChange";
 import { skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { adminKubectl, clusterReady, CONTROL_PLANE, kubeletNodes, POD_NETWORK, realClusterStack } from "./support/realCluster";
+import { PROJECT_DIR } from "./support/program";
 import { RealStack } from "./support/realStack";
 import { useBuiltTools } from "./support/tools";
 
@@ -126,6 +132,20 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         for (const m of MASTERS) assert.deepEqual([labels.get(m)["CIS-node"], labels.get(m)["topology.kubernetes.io/zone"]], [undefined, undefined], m);
     });
 
+    it("drift: the worker live-migrated to another compute host (the real `openstack` client); refresh reads the new host into its labels step; the next up relabels its Node; then nothing changes", async () => {
+        const from = api.servers().find((s) => s.name === WORKER)!.computeHost;
+        const to = ["compute-1", "compute-2", "compute-3"].find((h) => h !== from)!;
+        await promisify(execFile)("openstack", ["--os-compute-api-version", "2.30", "server", "migrate", "--live-migration", "--host", to, "--wait", WORKER], { env: { PATH: process.env.PATH!, ...api.env() } });
+        await stack.refresh();
+        assert.equal(stack.outputsOf(`${CLUSTER}-kubeadm-worker-0-labels`).computeHost, to, "refresh read Nova's new host");
+        const since = stack.steps.length;
+        await stack.up();
+        assert.deepEqual(stack.steps.slice(since).filter((s) => s.op !== "same").map((s) => `${s.op} ${s.name}`), [`update ${CLUSTER}-kubeadm-worker-0-labels`], "only the labels step changes");
+        const labels = JSON.parse(await kubectl("get", "node", WORKER, "-o", "json")).metadata.labels;
+        assert.equal(labels["CIS-node"], to, "the Node relabelled by the real kubectl");
+        await stack.preview(["--expect-no-changes"]);
+    });
+
     it("heal master-1: its Node and etcd member taken out through a peer before its VM goes; the new VM joins the control plane again; the API answers through the VIP throughout", async () => {
         await kubectl("create", "configmap", "kept", "-n", "default", "--from-literal=written=before the heals");
         const since = stack.steps.length;
@@ -163,6 +183,29 @@ describe("the real Pulumi CLI and plugins on lab hosts booting systemd: the HA f
         await wholeAgain(MASTERS[0]);
         const labels = JSON.parse(await kubectl("get", "node", MASTERS[0], "-o", "json")).metadata.labels;
         assert.ok("node-role.kubernetes.io/control-plane" in labels, "a control-plane node again");
+        await stack.preview(["--expect-no-changes"]);
+    });
+
+    it("change_flavour podaffinity → complex, as the LCM service plans it: one VM replaced per update (the worker, master-1, master-2, master-0), each out of its server group and joined again; then no server group is left; the same cluster, whole", async () => {
+        const { caCertificate } = stack.outputs().vim as { caCertificate: string };
+        const { stages, config } = planFlavourChange(stack.config, parseVnfConfig(stack.config, { stackName: CLUSTER, baseDir: PROJECT_DIR }).spec, { newFlavourId: "complex" });
+        const order = [WORKER, MASTERS[1], MASTERS[2], MASTERS[0]];
+        assert.equal(stages.length + 1, order.length, "an update per VM");
+        for (const [k, stage] of [...stages, config].entries()) {
+            const since = stack.steps.length;
+            stack.setAll(stage);
+            await stack.up();
+            const replaced = stack.stepsOf(since, /-vm$/).filter((s) => s.op === "create-replacement").map((s) => s.name.replace(/-vm$/, ""));
+            assert.deepEqual(replaced, [order[k]], `update ${k + 1} replaces ${order[k]} only`);
+        }
+        assert.deepEqual(api.serverGroups(), [], "the server groups are gone");
+        assert.equal((stack.outputs().vim as { caCertificate: string }).caCertificate, caCertificate, "the same cluster CA");
+        assert.deepEqual(await etcdMembers(MASTERS[2]), MASTERS);
+        assert.deepEqual(await controlPlanePods(), everyControlPlane());
+        assert.deepEqual((await clusterReady(kubectl)).map((n) => n.metadata.name).sort(), [...MASTERS, WORKER]);
+        assert.equal((await kubectl("get", "configmap", "kept", "-n", "default", "-o", "jsonpath={.data.written}")).trim(), "before the heals", "etcd kept its data");
+        const labels = JSON.parse(await kubectl("get", "node", WORKER, "-o", "json")).metadata.labels;
+        assert.equal(labels["CIS-node"], undefined, "complex has no compute-host label");
         await stack.preview(["--expect-no-changes"]);
     });
 
