@@ -1,4 +1,4 @@
-/** The configuration reference (README and docs/configuration.md), generated from the mapping table. */
+/** The configuration reference (docs/configuration.md and docs/tacker-requests.md), generated from the mapping table. */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";

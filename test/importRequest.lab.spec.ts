@@ -2,7 +2,7 @@
  * Seed bodies as a Pulumi CLI user runs them: `k8s-vnf import-request --stack` with the VNF package makes
  * and configures the stack, then the real Pulumi CLI, engine and plugins preview or deploy it against the lab
  * OpenStack API (Tacker's sample image and flavor, the seeds' network), the first master running the real
- * control plane (README, "The lab's control plane").
+ * control plane (docs/testing.md, "The lab's control plane").
  *
  * Every body gets the real engine's preview: the converted config is what the real CLI and providers accept,
  * and it plans the VNF's servers and steps. Seed 002's cluster body is deployed here too; the others are

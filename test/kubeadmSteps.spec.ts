@@ -9,7 +9,7 @@ import { envelope, HASH, joins, NO_SESSION, quickApiRetries, World } from "./sup
 
 
 describe("kubeadm steps against a scripted cluster", () => {
-    describe("a member whose Node was deleted joins again (README: refresh drops it, the next up joins it)", () => {
+    describe("a member whose Node was deleted joins again (docs/architecture.md: refresh drops it, the next up joins it)", () => {
         /** A master and worker w-0 (as `state`, whose Node `inCluster` says whether the cluster has); runs create on w-0. */
         async function createWorker(state: "fresh" | "worker", inCluster: boolean): Promise<World> {
             const w = new World();

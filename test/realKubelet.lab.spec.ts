@@ -11,7 +11,7 @@
  * cgroup driver, run `kubeadm init`, whose kubelet runs etcd and the control plane as static Pods in containers,
  * `kubeadm join` (TLS bootstrap) and the drain.
  *
- * What differs from a VM, and why (README, "What is verified, and how"):
+ * What differs from a VM, and why (docs/verified.md):
  *   - the test machine lets no process lower an oom_score_adj (no CAP_SYS_RESOURCE), which runc does for every
  *     pod the kubelet starts: the lab's runc shim raises those to the lowest value allowed (test/lab/node/runc);
  *   - the machine's conntrack limit is set by the lab to kube-proxy's value, which a VM's kube-proxy sets itself,

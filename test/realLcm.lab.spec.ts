@@ -4,7 +4,7 @@
  * passwords replaced by the lab's). The cloud is the lab OpenStack API, set up as an operator would have it
  * before sending those bodies: the seeds' network id, Tacker's sample image and flavor names, and the VIM the
  * seeds name registered with the service at the lab API's Keystone. The first master runs the real control
- * plane (README, "The lab's control plane").
+ * plane (docs/testing.md, "The lab's control plane").
  *
  * Faults come from the lab, not from knobs of a CLI: an OpenStack call answered 500 by the lab API, a lab
  * host slow to join (the kubeadm stand-in's delay), the service killed while its `pulumi up` runs.

@@ -234,7 +234,7 @@ describe("the real Pulumi CLI, engine and plugins: the registry VNF (seed 002) o
             pending.some((p) => p.type === "creating" && p.resource.urn.endsWith("::rgh-server-vm")),
             `the VM's create is pending: ${pending.map((p) => p.resource.urn.split("::").pop()).join(", ")}`,
         );
-        // What happens next (README "What is verified, and how"): the engine knows no id for the VM, so an up
+        // What happens next (docs/verified.md): the engine knows no id for the VM, so an up
         // would create it again and Nova would refuse the port the orphan holds.
     });
 });

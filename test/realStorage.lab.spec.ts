@@ -1,6 +1,6 @@
 /**
  * The NFS storage server (seed 000) with PersistentVolumes, run by the real Pulumi CLI, engine and plugins
- * through the lab OpenStack API, on a cluster whose first master runs the real control plane (README, "The
+ * through the lab OpenStack API, on a cluster whose first master runs the real control plane (docs/testing.md, "The
  * lab's control plane"). The storage VM's Cinder volume is a lab block device the lab API attaches; NFS is
  * served by the lab's server from the exports the step wrote. The real Kubernetes plugin registers the PVs in
  * the real API server and waits for them to be Available; a real claim is bound by the real PV controller

@@ -86,7 +86,7 @@ describe("the real tools: the versions package.json pins; the OpenStack plugin's
         assert.equal(execFileSync("pulumi", ["version"], { env, encoding: "utf8" }).trim(), `v${pkg["@pulumi/pulumi"]}`);
     });
 
-    it("the language host is sdk/v3 v3.68.0's (the newest release served with it inside sdk/v3; README)", () => {
+    it("the language host is sdk/v3 v3.68.0's (the newest release served with it inside sdk/v3; docs/testing.md)", () => {
         assert.equal(buildInfo(binary("pulumi-language-nodejs"))["github.com/pulumi/pulumi/sdk/v3"], "v3.68.0");
     });
 
