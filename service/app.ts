@@ -20,6 +20,7 @@ import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "
 import { dryRun, operationOf } from "./dryRun";
 import { DryRunPool } from "./dryRunPool";
 import { clientError, DEFAULT_HTTP_LIMITS, HttpLimits, limitedServer } from "./httpServer";
+import { registerOpenApi, serveOpenApi } from "./openApi";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
@@ -138,6 +139,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return sendProblem(reply, new ProblemError(405, `${request.method} is not supported here; allowed: ${allowed.join(", ")}`), request.url);
     });
     if (options.auth && options.auth.type !== "none") app.addHook("onRequest", authenticate(options.auth));
+    await registerOpenApi(app, API_VERSION);
 
     const base = (request: FastifyRequest) => options.publicUrl ?? arrivalUrl(request);
     const instanceUrl = (request: FastifyRequest, id: string) => instanceHref(base(request), id);
@@ -331,6 +333,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         store.remove("subscriptions", request.params.id);
         return reply.code(204).send();
     });
+    serveOpenApi(app);
 
     return {
         app,
