@@ -14,7 +14,7 @@ import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./que
 import { NfvoOptions } from "./kubernetesVims";
 import { instanceLinks } from "./instanceView";
 import { Lifecycle, Operation } from "./lifecycle";
-import { API_PREFIX, instanceHref, opOccHref, opOccLinks, subscriptionHref } from "./links";
+import { API_PREFIX, instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "./problem";
 import { dryRun, operationOf } from "./dryRun";
@@ -24,7 +24,9 @@ import { registerOpenApi, serveOpenApi } from "./openApi";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { Store, Table } from "./store";
+import { subscriptionRoutes } from "./subscriptionRoutes";
 import { vimRoutes } from "./vimRoutes";
+import { opOccRoutes, visibleOp } from "./opOccRoutes";
 
 export const API_VERSION = "1.3.0";
 
@@ -183,7 +185,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             return page.items;
         });
     list("vnf_instances", `${API_PREFIX}/vnf_instances`, LIST_RULES.vnfInstances);
-    list("op_occs", `${API_PREFIX}/vnf_lcm_op_occs`, LIST_RULES.opOccs, visibleOp);
+    list("op_occs", `${API_PREFIX}/vnf_lcm_op_occs`, LIST_RULES.opOccs, (record) => visibleOp(visible, record));
     list("subscriptions", `${API_PREFIX}/subscriptions`, LIST_RULES.subscriptions);
 
     // SOL003 §5.4.3.3.2 / SOL013 §4.5: an individual VNF instance carries an ETag; a PATCH may send it back
@@ -266,73 +268,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return reply.code(204).send();
     });
 
-    const findOp = (id: string) => {
-        const found = store.get("op_occs", id);
-        if (!found) throw notFound("VNF LCM operation occurrence", id);
-        return found;
-    };
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id`, async (request) => visibleOp(findOp(request.params.id)));
-    const opTask = (name: "retry" | "rollback" | "cancel") =>
-        app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/${name}`, async (request, reply) => {
-            lifecycle[name](request.params.id);
-            return reply.code(202).send();
-        });
-    opTask("retry");
-    opTask("rollback");
-    opTask("cancel");
-    app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/fail`, async (request) => visibleOp(lifecycle.fail(request.params.id)));
-    // Progress as server-sent events: one `progress` event per engine event, `state` on each transition, until
-    // the occurrence is over or waits for a person. A watcher that reads slowly loses progress events (each
-    // is the whole progress so far), never a state.
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_lcm_op_occs/:id/progress`, (request, reply) => {
-        const op = findOp(request.params.id);
-        reply.hijack();
-        const raw = reply.raw;
-        raw.on("error", () => undefined);
-        raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-        const send = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-        send("state", { operationState: op.operationState });
-        if (WAITING_OR_DONE.has(String(op.operationState))) return void raw.end();
-        const finish = () => {
-            lifecycle.events.off(String(op.id), listener);
-            if (!raw.writableEnded) raw.end();
-        };
-        const listener = (data: Body) => {
-            if (raw.writableEnded || (!data.operationState && raw.writableNeedDrain)) return;
-            send(data.operationState ? "state" : "progress", data);
-            if (WAITING_OR_DONE.has(String(data.operationState))) finish();
-        };
-        lifecycle.events.on(String(op.id), listener);
-        raw.on("close", finish);
-    });
-
+    opOccRoutes(app, { store, lifecycle, visible });
     vimRoutes(app, { store, base, visible });
 
-    app.post(`${API_PREFIX}/subscriptions`, { schema: { body: SCHEMAS.subscriptionRequest } }, async (request, reply) => {
-        const body = request.body as Body;
-        await notifier.testCallback(body.callbackUri, body.authentication);
-        const id = randomUUID();
-        const subscription = {
-            id,
-            filter: body.filter ?? {},
-            callbackUri: body.callbackUri,
-            verbosity: body.verbosity ?? "FULL",
-            _links: { self: { href: subscriptionHref(base(request), id) } },
-        };
-        // Delivery credentials are kept, never returned.
-        store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);
-        return reply.code(201).header("location", subscription._links.self.href).send(subscription);
-    });
-    app.get<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request) => {
-        const found = store.get("subscriptions", request.params.id);
-        if (!found) throw notFound("subscription", request.params.id);
-        return visible(found);
-    });
-    app.delete<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request, reply) => {
-        if (!store.get("subscriptions", request.params.id)) throw notFound("subscription", request.params.id);
-        store.remove("subscriptions", request.params.id);
-        return reply.code(204).send();
-    });
+    subscriptionRoutes(app, { store, notifier, base, visible });
     serveOpenApi(app);
 
     return {
@@ -351,23 +290,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 }
 
 /**
- * States in which an occurrence's progress stream ends: it is over, or waits for a person (FAILED_TEMP: a
- * retry or rollback starts a new run, watched by a new stream).
- */
-const WAITING_OR_DONE: ReadonlySet<string> = new Set(["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"]);
-
-/**
  * What a GET shows of a stored record: fields starting with `__` (credentials, stack config) never, and any
  * secret the record holds masked (what requests carry is masked before it is stored; this is the last line).
  */
 function visible(record: Body): Body {
     return maskSecrets(Object.fromEntries(Object.entries(record).filter(([k]) => !k.startsWith("__"))));
-}
-
-/** What a GET shows of an occurrence: `visible`, its task links those its state allows. */
-function visibleOp(record: Body): Body {
-    const shown = visible(record);
-    return { ...shown, _links: opOccLinks(shown as Parameters<typeof opOccLinks>[0]) };
 }
 
 /** A strong entity tag of what a GET shows. */
