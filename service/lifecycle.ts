@@ -14,8 +14,7 @@ import { EventEmitter } from "node:events";
 import { OPERATION_LOG_EVENT } from "./operationLog";
 import { OperationState, RUNNING } from "./operationStates";
 import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
-import { cnfScale } from "./cnfOperations";
-import { cnfVimConnectionInfo, instanceLinks, instantiatedInfo, vimConnectionIdOf, vimConnectionInfoOf, vnfStateOf, withoutKeys } from "./instanceView";
+import { vimConnectionIdOf } from "./instanceView";
 import { KubernetesVims, NfvoOptions } from "./kubernetesVims";
 import { instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
@@ -24,6 +23,7 @@ import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { Store } from "./store";
+import { instanceAfter, openStackEnvOf } from "./instanceAfter";
 import { StackRunner } from "./stackRunner";
 
 export type { Operation } from "./operationPlanner";
@@ -32,8 +32,6 @@ export { stackNameOf } from "./operationPlanner";
 type Body = Record<string, any>;
 
 export type { OperationState };
-
-/** States in which an occurrence runs, or waits for a slot to run: a cancel applies. */
 
 /** States in which an occurrence holds its instance: no other operation may start. */
 const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);
@@ -309,42 +307,11 @@ export class Lifecycle {
     }
 
     private complete(op: Body, direction: "forward" | "back", outputs: Record<string, unknown> | undefined): void {
-        const plan = op.__plan as Plan;
         const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
-        const terminated = op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE");
-        const config = direction === "forward" ? plan.config : plan.previousConfig;
-        const flavourId = direction === "forward" ? (plan.flavourId ?? instance.instantiatedVnfInfo?.flavourId) : instance.instantiatedVnfInfo?.flavourId;
-        const cnf = (config ?? plan.previousConfig)?.vnfKind === "cnf";
-        const vnfd = cnf && !terminated ? this.planner.cnfs.vnfdOf(instance, flavourId, new Set(((outputs?.vnfcResources ?? []) as Body[]).map((v) => String(v.vduId)))) : undefined;
-        const scale = vnfd ? cnfScale(config!, vnfd) : (outputs?.scale as Body | undefined);
-        // A CNF's VNFCs are named by workload in the stack; the VNFD says which VDU each workload is.
-        const vnfcResources = vnfd && !("problem" in vnfd) ? ((outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, vduId: vnfd.vdus.find((d) => d.name === v.vduId)?.vduId ?? v.vduId })) : outputs?.vnfcResources;
-        const cluster = (config?.vnfKind ?? "cluster") === "cluster";
-        const links = instanceLinks(String(op.__baseUrl ?? ""), String(instance.id), terminated ? "NOT_INSTANTIATED" : "INSTANTIATED", {
-            scalable: Object.keys(scale ?? {}).length > 0,
-            operable: !cnf,
-            portsMovable: cluster,
-            flavourChangeable: cluster && (flavourId === "complex" || flavourId === "podaffinity"),
+        const next = instanceAfter(op, instance, direction, outputs, {
+            vnfdOf: (flavourId, deployed) => this.planner.cnfs.vnfdOf(instance, flavourId, deployed),
+            clusterVim: this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant),
         });
-        const metadata = { ...((instance.metadata as Body) ?? {}) };
-        if (cnf) delete metadata.namespace;
-        const namespace = plan.cnfNamespace ?? instance.__namespace;
-        const vimConnectionInfo = cnf ? cnfVimConnectionInfo((config ?? plan.previousConfig)!, plan.kubernetesVimId) : vimConnectionInfoOf(plan.vimId, this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant));
-        const next: Body = terminated
-            ? { ...withoutKeys(instance, ["instantiatedVnfInfo", "__stackConfig", "__scale", "__vimId", "__kubernetesVimId", "__namespace", "vimConnectionInfo"]), metadata, instantiationState: "NOT_INSTANTIATED", _links: links }
-            : {
-                  ...instance,
-                  instantiationState: "INSTANTIATED",
-                  _links: links,
-                  // Seed 003: the CNF's namespace is part of the instance, for its scale, heal and terminate and in GET.
-                  ...(cnf ? { metadata: { ...metadata, namespace }, __namespace: namespace } : {}),
-                  instantiatedVnfInfo: instantiatedInfo(flavourId, vnfStateOf(config), { ...(outputs ?? {}), scale, vnfcResources }, vimConnectionInfo[0].id),
-                  __stackConfig: config,
-                  __scale: scale,
-                  __vimId: plan.vimId,
-                  __kubernetesVimId: plan.kubernetesVimId,
-                  vimConnectionInfo,
-              };
         this.store.put([{ table: "vnf_instances", id: String(instance.id), body: next }]);
         this.transition(this.find(String(op.id)), direction === "forward" ? "COMPLETED" : "ROLLED_BACK");
     }
@@ -392,16 +359,7 @@ export class Lifecycle {
         if (!vimId) return this.options.defaultVimEnv;
         const vim = this.store.get("vims", vimId);
         if (!vim) throw new Error(`VIM ${vimId} is no longer registered`);
-        const env: Record<string, string> = {
-            OS_AUTH_URL: String(vim.authUrl),
-            OS_USERNAME: String(vim.username),
-            OS_PASSWORD: String(vim.__password),
-            OS_PROJECT_NAME: String(vim.projectName),
-            OS_USER_DOMAIN_NAME: String(vim.userDomainName ?? "Default"),
-            OS_PROJECT_DOMAIN_NAME: String(vim.projectDomainName ?? "Default"),
-        };
-        if (vim.region) env.OS_REGION_NAME = String(vim.region);
-        return env;
+        return openStackEnvOf(vim);
     }
 
     private acquire(): Promise<void> {
