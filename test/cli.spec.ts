@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync } from "node:child_process";
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
@@ -10,9 +11,11 @@ import { parseRequestText } from "../config/requestText";
 import { CONFIG_KEYS } from "../config/schema";
 import { configHasPath } from "../config/schemaPaths";
 import { TACKER_FIELDS } from "../config/tackerMap";
+import { processTree, stillRunning } from "../service/pulumiProcess";
 import { makePackageDir, REQUEST_SECRETS, REQUESTS_DIR, requestWithSecrets } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
-import { pathWithStandIn, runStandIn, STAND_IN_PULUMI_ROOT } from "./support/stand-ins/pulumi-cli/client";
+import { serviceProject } from "./support/serviceProject";
+import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
 
 const PASSPHRASE = "cli-test-passphrase";
 
@@ -31,7 +34,7 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}, cwd = PROJECT_DI
 
 /**
  * A scratch project as a fresh clone has it (Pulumi.yaml, no state folder), the example package, and a
- * request with recognisable secrets. `env`: the stand-in Pulumi CLI on PATH, recording its command lines.
+ * request with recognisable secrets.
  */
 function scratchProject() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cli-"));
@@ -40,20 +43,132 @@ function scratchProject() {
     fs.cpSync(path.join(PROJECT_DIR, "examples/package"), path.join(dir, "package"), { recursive: true });
     const text = requestWithSecrets();
     fs.writeFileSync(path.join(dir, "request.json"), text);
-    const standIn = path.join(dir, "stand-in");
-    fs.mkdirSync(standIn);
-    const env = { PATH: pathWithStandIn(), PULUMI_CONFIG_PASSPHRASE: PASSPHRASE, PULUMI_STANDIN_STATE: standIn };
     return {
         dir,
-        env,
         request: path.join(dir, "request.json"),
         stackFile: path.join(dir, "stacks/Pulumi.edge.yaml"),
-        /** Every Pulumi command line the stand-in ran, without its PID. */
-        calls: () => (fs.existsSync(path.join(standIn, "calls")) ? fs.readFileSync(path.join(standIn, "calls"), "utf8").trim().split("\n").map((l) => l.slice(l.indexOf(" ") + 1)) : []),
-        pulumi: (args: string[], extraEnv: Record<string, string> = {}, input?: string) => runStandIn(args, { cwd: dir, env: { ...env, ...extraEnv }, input }),
         cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
     };
 }
+
+/** The real Pulumi CLI for one project folder. */
+interface RealPulumi {
+    /** What import-request and the tests run `pulumi` with: the built tools, the suite's PULUMI_HOME, the passphrase. */
+    env: Record<string, string>;
+    /** The arguments of every `pulumi` run with `env` so far, in order, each as one line (what `ps` showed). */
+    calls(): string[];
+    /** `pulumi <args> --non-interactive` in the project folder, `input` on its standard input. */
+    pulumi(args: string[], extraEnv?: Record<string, string>, input?: string): { status: number | null; stdout: string; stderr: string };
+}
+
+/**
+ * Call inside `describe`: the real Pulumi CLI (tools/build.sh) for its tests, with a PULUMI_HOME of the
+ * suite's own. First on PATH is a `pulumi` script that appends its arguments to the project's
+ * `pulumi-calls` and execs the real CLI: each Pulumi process's command line is recorded, not modelled.
+ */
+function useRealPulumi(): (projectDir: string) => RealPulumi {
+    useBuiltTools();
+    const suite = { dir: "", env: {} as Record<string, string> };
+    before(() => {
+        suite.dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-cli-pulumi-"));
+        const bin = path.join(suite.dir, "bin");
+        fs.mkdirSync(bin);
+        const real = path.join(builtTools().pulumiRoot, "bin", "pulumi");
+        fs.writeFileSync(path.join(bin, "pulumi"), `#!/bin/sh\nprintf '%s\\n' "$*" >> "$K8S_VNF_TEST_PULUMI_CALLS"\nexec '${real}' "$@"\n`, { mode: 0o755 });
+        const env = realPulumiEnv(path.join(suite.dir, "home"), PASSPHRASE);
+        suite.env = { ...env, PATH: [bin, env.PATH].join(path.delimiter) };
+    });
+    after(() => fs.rmSync(suite.dir, { recursive: true, force: true }));
+    return (projectDir) => {
+        const callsFile = path.join(projectDir, "pulumi-calls");
+        const env = { ...suite.env, K8S_VNF_TEST_PULUMI_CALLS: callsFile };
+        return {
+            env,
+            calls: () => (fs.existsSync(callsFile) ? fs.readFileSync(callsFile, "utf8").trim().split("\n") : []),
+            pulumi: (args, extraEnv = {}, input = "") => {
+                const r = spawnSync("pulumi", [...args, "--non-interactive"], { cwd: projectDir, env: { ...env, ...extraEnv }, input, encoding: "utf8", timeout: 120_000, killSignal: "SIGKILL" });
+                return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+            },
+        };
+    };
+}
+
+/** A `pulumi` command a test started and does not wait on at once. */
+interface StartedCli {
+    child: ChildProcess;
+    /** What it printed so far, standard output and error together. */
+    printed: () => string;
+    /** Its exit code once it has exited. */
+    exited: Promise<number | null>;
+}
+
+function startCli(args: string[], cwd: string, env: Record<string, string>): StartedCli {
+    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let printed = "";
+    child.stdout!.on("data", (d) => (printed += d));
+    child.stderr!.on("data", (d) => (printed += d));
+    const exited = new Promise<number | null>((resolve, reject) => {
+        child.once("error", reject);
+        child.once("close", (code) => resolve(code));
+    });
+    return { child, printed: () => printed, exited };
+}
+
+/** Its exit code, or undefined while it still runs after `ms`. */
+function exitWithin(started: StartedCli, ms: number): Promise<number | null | undefined> {
+    return Promise.race([started.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref())]);
+}
+
+/**
+ * Kills a started CLI that still runs and every process below it, each by PID and start time, read from /proc
+ * before the first signal: the CLI starts each plugin in a process group of its own, so its group does not
+ * hold them, and a process whose parent is gone is found no more. Waits until they are gone.
+ */
+async function killCli(started: StartedCli): Promise<void> {
+    // Not reaped yet: its PID is still its own.
+    if (started.child.exitCode === null && started.child.signalCode === null) {
+        const tree = processTree(started.child.pid!);
+        for (const p of tree.filter(stillRunning)) {
+            try {
+                process.kill(p.pid, "SIGKILL");
+            } catch {
+                // ended in between
+            }
+        }
+        while (tree.some(stillRunning)) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await started.exited.catch(() => undefined);
+}
+
+/**
+ * An OpenStack endpoint that accepts every connection and never answers: the OpenStack provider's first
+ * request waits there, and the update that runs it with it, holding the stack's lock.
+ */
+async function silentEndpoint(): Promise<{ env: Record<string, string>; connections: () => number; close: () => Promise<void> }> {
+    const sockets = new Set<net.Socket>();
+    let connections = 0;
+    const server = net.createServer((socket) => {
+        connections++;
+        sockets.add(socket);
+        socket.on("error", () => undefined);
+        socket.on("close", () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", resolve);
+    });
+    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v3`;
+    return {
+        env: { OS_AUTH_URL: url, OS_USERNAME: "admin", OS_PASSWORD: "lock-test-password", OS_PROJECT_NAME: "admin", OS_USER_DOMAIN_NAME: "Default", OS_PROJECT_DOMAIN_NAME: "Default", OS_REGION_NAME: "RegionOne" },
+        connections: () => connections,
+        close: () => {
+            for (const socket of sockets) socket.destroy();
+            return new Promise((resolve) => server.close(() => resolve()));
+        },
+    };
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 const SECRETS = REQUEST_SECRETS;
 
@@ -72,124 +187,6 @@ describe("k8s-vnf CLI", () => {
             assert.match(run.out, /^# {3}masters\.password$/m);
             assert.match(run.out, /^# {3}storageServer\.password$/m);
             assert.match(run.err, /accepted and ignored:\n.*lcm-operation-user-data/);
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("import-request --stack writes the stack file and hands secrets to the Pulumi CLI on stdin only, encrypted in the stack file", async () => {
-        const p = scratchProject();
-        try {
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--package-dir", path.join(p.dir, "package"), "--project", p.dir], p.env);
-            assert.equal(run.code, 0, run.err);
-            const written = fs.readFileSync(p.stackFile, "utf8");
-            assert.doesNotMatch(written, SECRETS);
-            const doc = YAML.parse(written);
-            assert.match(doc.encryptionsalt, /^v1:/);
-            assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);
-            assert.equal(doc.config["k8s-vnf:storageServer"].volumes[0].mountTo, "/volume");
-
-            const calls = p.calls();
-            assert.equal(calls[0], "stack select --create edge --non-interactive");
-            const sets = calls.slice(1);
-            assert.ok(sets.every((c) => /^config set --stack edge --secret --raw --path \S+ --non-interactive$/.test(c)), sets.join("\n"));
-            assert.deepEqual(sets.map((c) => c.split(" ").at(-2)).sort(), ["masters.password", "proxy.httpProxy", "proxy.httpsProxy", "storageServer.password", "workers.password"]);
-            assert.doesNotMatch(calls.join("\n"), SECRETS, "no secret on a command line");
-            const get = (leaf: string) => p.pulumi(["config", "get", "--stack", "edge", "--path", leaf]).stdout.trim();
-            assert.equal(get("masters.password"), "master-Secret-1", "the CLI decrypts what it was given on stdin");
-            assert.match(get("proxy.httpProxy"), /proxySecret3@/);
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("the Pulumi CLI refuses --secret with --type (cobra mutually exclusive flags), as import-request once passed them", () => {
-        const p = scratchProject();
-        try {
-            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
-            const r = p.pulumi(["config", "set", "--stack", "edge", "--secret", "--path", "--type", "string", "masters.password"], {}, "x");
-            assert.equal(r.status, 1);
-            assert.match(r.stderr, /^error: if any flags in the group \[secret plaintext type\] are set none of the others can be; \[secret type\] were all set$/m);
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("a fresh clone opens its state: Pulumi.yaml's backend folder is created on first use, in the directory the CLI runs in", () => {
-        const p = scratchProject();
-        try {
-            assert.equal(fs.existsSync(path.join(p.dir, ".pulumi-state")), false);
-            const created = p.pulumi(["stack", "init", "edge"]);
-            assert.equal(created.status, 0, created.stderr);
-            assert.ok(fs.existsSync(path.join(p.dir, ".pulumi-state/.pulumi/stacks/k8s-vnf/edge.json")));
-
-            // What the CLI does with a relative file:// URL without create_dir (diy backend.go massageBlobPath, fileblob).
-            const bare = fs.readFileSync(path.join(p.dir, "Pulumi.yaml"), "utf8").replace("file://./.pulumi-state?create_dir=true", "file://./.state-elsewhere");
-            fs.writeFileSync(path.join(p.dir, "Pulumi.yaml"), bare);
-            const refused = p.pulumi(["stack", "init", "other"]);
-            assert.equal(refused.status, 1);
-            assert.match(refused.stderr, new RegExp(`error: unable to open bucket file://${p.dir}/\\.state-elsewhere\\?no_tmp_dir=true: stat ${p.dir}/\\.state-elsewhere: no such file or directory`));
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("the Pulumi CLI's stack lock: a second update is refused while one runs, a killed one leaves its lock, pulumi cancel clears it", async () => {
-        const p = scratchProject();
-        try {
-            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
-            fs.writeFileSync(path.join(p.env.PULUMI_STANDIN_STATE, "delays.json"), JSON.stringify({ up: 60_000 }));
-            const first = spawn(path.join(STAND_IN_PULUMI_ROOT, "bin/pulumi"), ["up", "--yes", "--stack", "edge", "--non-interactive"], { cwd: p.dir, env: p.env, detached: true, stdio: "ignore" });
-            try {
-                const locks = path.join(p.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf/edge");
-                for (let i = 0; i < 200 && !(fs.existsSync(locks) && fs.readdirSync(locks).length); i++) await new Promise((r) => setTimeout(r, 50));
-                const locked = /^error: the stack is currently locked by 1 lock\(s\)\. Either wait for the other process\(es\) to end or delete the lock file with `pulumi cancel`\.\n {2}file:\/\/.*\.json\?create_dir=true&no_tmp_dir=true: created by \S+@\S+ \(pid \d+\) at /;
-                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, locked);
-                process.kill(-first.pid!, "SIGKILL");
-                await new Promise((r) => first.once("exit", r));
-                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, locked, "a killed update leaves its lock");
-                assert.equal(p.pulumi(["cancel", "--yes", "--stack", "edge"]).status, 0);
-                fs.rmSync(path.join(p.env.PULUMI_STANDIN_STATE, "delays.json"));
-                assert.match(p.pulumi(["up", "--yes", "--stack", "edge"]).stderr, /set K8S_VNF_LAB/, "past the lock (this test runs no program)");
-            } finally {
-                if (first.exitCode === null && first.signalCode === null) process.kill(-first.pid!, "SIGKILL");
-            }
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("a failing Pulumi CLI leaves the stack file as it was", async () => {
-        const p = scratchProject();
-        try {
-            // The stack's secrets were set up with another passphrase: the CLI refuses to encrypt with this one.
-            assert.equal(p.pulumi(["stack", "init", "edge"], { PULUMI_CONFIG_PASSPHRASE: "another-passphrase" }).status, 0);
-            fs.appendFileSync(p.stackFile, "config:\n  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
-            const before = fs.readFileSync(p.stackFile, "utf8");
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], p.env);
-            assert.equal(run.code, 1);
-            assert.match(run.err, /pulumi config set exited 1: error: incorrect passphrase/);
-            assert.doesNotMatch(run.err, SECRETS);
-            assert.equal(fs.readFileSync(p.stackFile, "utf8"), before);
-        } finally {
-            p.cleanup();
-        }
-    });
-
-    it("an existing stack file is the base: its image, other namespaces and encryption salt survive; its secrets are set again", async () => {
-        const p = scratchProject();
-        try {
-            assert.equal(p.pulumi(["stack", "init", "edge"]).status, 0);
-            assert.equal(p.pulumi(["config", "set", "--stack", "edge", "--secret", "--path", "masters.password"], {}, "old-Secret-0").status, 0);
-            const salt = YAML.parse(fs.readFileSync(p.stackFile, "utf8")).encryptionsalt;
-            fs.appendFileSync(p.stackFile, "  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
-            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], p.env);
-            assert.equal(run.code, 0, run.err);
-            const doc = YAML.parse(fs.readFileSync(p.stackFile, "utf8"));
-            assert.equal(doc.encryptionsalt, salt);
-            assert.equal(doc.config["openstack:cloud"], "mycloud");
-            assert.equal(doc.config["k8s-vnf:image"], "golden-image");
-            assert.equal(p.pulumi(["config", "get", "--stack", "edge", "--path", "masters.password"]).stdout.trim(), "master-Secret-1");
         } finally {
             p.cleanup();
         }
@@ -352,6 +349,181 @@ describe("k8s-vnf CLI", () => {
     });
 });
 
+describe("k8s-vnf import-request --stack with the real Pulumi CLI", function () {
+    this.timeout(120_000);
+    const realPulumi = useRealPulumi();
+
+    it("import-request --stack writes the stack file and hands secrets to the Pulumi CLI on stdin only, encrypted in the stack file", async () => {
+        const p = scratchProject();
+        try {
+            const real = realPulumi(p.dir);
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--package-dir", path.join(p.dir, "package"), "--project", p.dir], real.env);
+            assert.equal(run.code, 0, run.err);
+            const written = fs.readFileSync(p.stackFile, "utf8");
+            assert.doesNotMatch(written, SECRETS);
+            const doc = YAML.parse(written);
+            assert.match(doc.encryptionsalt, /^v1:/);
+            assert.match(doc.config["k8s-vnf:masters"].password.secure, /^v1:/);
+            assert.equal(doc.config["k8s-vnf:storageServer"].volumes[0].mountTo, "/volume");
+
+            const calls = real.calls();
+            assert.equal(calls[0], "stack select --create edge --non-interactive");
+            const sets = calls.slice(1);
+            assert.ok(sets.every((c) => /^config set --stack edge --secret --raw --path \S+ --non-interactive$/.test(c)), sets.join("\n"));
+            assert.deepEqual(sets.map((c) => c.split(" ").at(-2)).sort(), ["masters.password", "proxy.httpProxy", "proxy.httpsProxy", "storageServer.password", "workers.password"]);
+            assert.doesNotMatch(calls.join("\n"), SECRETS, "no secret on a command line");
+            const get = (leaf: string) => real.pulumi(["config", "get", "--stack", "edge", "--path", leaf]).stdout.trim();
+            assert.equal(get("masters.password"), "master-Secret-1", "the CLI decrypts what it was given on stdin");
+            assert.match(get("proxy.httpProxy"), /proxySecret3@/);
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("secrets reach the stack exactly as given, as text: one that looks like a number, one with spaces and a line break at its end (--secret --raw, no --type)", async () => {
+        const p = scratchProject();
+        try {
+            const real = realPulumi(p.dir);
+            const odd = { masters: "0123", workers: " worker Secret 2 \n" };
+            fs.writeFileSync(p.request, requestWithSecrets().replace('"master-Secret-1"', JSON.stringify(odd.masters)).replace('"worker-Secret-2"', JSON.stringify(odd.workers)));
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], real.env);
+            assert.equal(run.code, 0, run.err);
+            // What the program gets: the config as the CLI hands it over, each secret decrypted.
+            const shown = real.pulumi(["config", "--json", "--show-secrets", "--stack", "edge"]);
+            assert.equal(shown.status, 0, shown.stderr);
+            const config = JSON.parse(shown.stdout);
+            assert.deepEqual({ masters: config["k8s-vnf:masters"].objectValue.password, workers: config["k8s-vnf:workers"].objectValue.password }, odd);
+            assert.equal(config["k8s-vnf:masters"].secret, true);
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("a fresh clone opens its state: Pulumi.yaml's backend folder is created on first use, in the directory the CLI runs in", () => {
+        const p = scratchProject();
+        try {
+            const real = realPulumi(p.dir);
+            assert.equal(fs.existsSync(path.join(p.dir, ".pulumi-state")), false);
+            const created = real.pulumi(["stack", "init", "edge"]);
+            assert.equal(created.status, 0, created.stderr);
+            assert.ok(fs.existsSync(path.join(p.dir, ".pulumi-state/.pulumi/stacks/k8s-vnf/edge.json")));
+
+            // What the CLI does with a relative file:// URL without create_dir (diy backend.go massageBlobPath, fileblob).
+            const bare = fs.readFileSync(path.join(p.dir, "Pulumi.yaml"), "utf8").replace("file://./.pulumi-state?create_dir=true", "file://./.state-elsewhere");
+            fs.writeFileSync(path.join(p.dir, "Pulumi.yaml"), bare);
+            const refused = real.pulumi(["stack", "init", "other"]);
+            assert.equal(refused.status, 1);
+            assert.match(refused.stderr, new RegExp(`error: unable to open bucket file://${escapeRegExp(p.dir)}/\\.state-elsewhere\\?no_tmp_dir=true: stat ${escapeRegExp(p.dir)}/\\.state-elsewhere: no such file or directory`));
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("the Pulumi CLI's stack lock: a second update is refused while one runs, a killed one leaves its lock, pulumi cancel clears it", async function () {
+        this.timeout(300_000);
+        // The program runs (its project folder links this one's), against an OpenStack endpoint that never answers.
+        const project = serviceProject();
+        const endpoint = await silentEndpoint();
+        const started: StartedCli[] = [];
+        try {
+            const packageDir = path.join(project.dir, "package");
+            fs.cpSync(path.join(PROJECT_DIR, "examples/package"), packageDir, { recursive: true });
+            fs.writeFileSync(path.join(project.dir, "request.json"), requestWithSecrets());
+            const real = realPulumi(project.dir);
+            const env = { ...real.env, ...endpoint.env };
+            const imported = await cli(["import-request", path.join(project.dir, "request.json"), "--stack", "edge", "--package-dir", packageDir, "--project", project.dir], env);
+            assert.equal(imported.code, 0, imported.err);
+            const up = () => {
+                const one = startCli(["up", "--yes", "--skip-preview", "--stack", "edge"], project.dir, env);
+                started.push(one);
+                return one;
+            };
+            /** Until the endpoint has had more than `seen` connections: the update's provider sent its first request. */
+            const reached = async (update: StartedCli, seen: number) => {
+                for (const deadline = Date.now() + 180_000; endpoint.connections() <= seen; await new Promise((resolve) => setTimeout(resolve, 100))) {
+                    assert.ok(update.child.exitCode === null && update.child.signalCode === null, `the update ended before its provider reached OpenStack:\n${update.printed()}`);
+                    assert.ok(Date.now() < deadline, `the update's provider reached no OpenStack in 3 minutes:\n${update.printed()}`);
+                }
+            };
+            const lockDir = path.join(project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf/edge");
+            // The blob store (gocloud.dev fileblob) writes each lock's attributes beside it, `<lock>.attrs`.
+            const locks = () => (fs.existsSync(lockDir) ? fs.readdirSync(lockDir).filter((f) => f.endsWith(".json")) : []);
+
+            const first = up();
+            await reached(first, 0);
+            const held = locks();
+            assert.equal(held.length, 1, "the update holds the stack's lock");
+            const locked = new RegExp(
+                `^error: the stack is currently locked by 1 lock\\(s\\)\\. Either wait for the other process\\(es\\) to end or delete the lock file with \`pulumi cancel\`\\.\\n {2}file://${escapeRegExp(path.join(lockDir, held[0]))}\\?create_dir=true&no_tmp_dir=true: created by \\S+@\\S+ \\(pid ${first.child.pid}\\) at `,
+                "m",
+            );
+            const refused = async (when: string) => {
+                const second = up();
+                const code = await exitWithin(second, 60_000);
+                assert.notEqual(code, undefined, `${when}: a second update was not refused (still running after a minute):\n${second.printed()}`);
+                assert.equal(code, 1, second.printed());
+                assert.match(second.printed(), locked, when);
+            };
+            await refused("while the first runs");
+            await killCli(first);
+            assert.deepEqual(locks(), held, "a killed update leaves its lock");
+            await refused("after the first was killed");
+            const cancel = real.pulumi(["cancel", "--yes", "--stack", "edge"]);
+            assert.equal(cancel.status, 0, cancel.stderr);
+            assert.match(cancel.stdout, /^The currently running update for 'edge' has been canceled!$/m);
+            assert.deepEqual(locks(), [], "pulumi cancel removed the lock");
+            // Past the lock: the next update runs the program, and its provider reaches the endpoint again.
+            const seen = endpoint.connections();
+            const next = up();
+            await reached(next, seen);
+            assert.equal(locks().length, 1, "under a lock of its own");
+            assert.notDeepEqual(locks(), held);
+        } finally {
+            for (const one of started) await killCli(one);
+            await endpoint.close();
+            project.remove();
+        }
+    });
+
+    it("a failing Pulumi CLI leaves the stack file as it was", async () => {
+        const p = scratchProject();
+        try {
+            const real = realPulumi(p.dir);
+            // The stack's secrets were set up with another passphrase: the CLI refuses to encrypt with this one.
+            assert.equal(real.pulumi(["stack", "init", "edge"], { PULUMI_CONFIG_PASSPHRASE: "another-passphrase" }).status, 0);
+            fs.appendFileSync(p.stackFile, "config:\n  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
+            const before = fs.readFileSync(p.stackFile, "utf8");
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], real.env);
+            assert.equal(run.code, 1);
+            assert.match(run.err, /pulumi config set exited 1: error: incorrect passphrase/);
+            assert.doesNotMatch(run.err, SECRETS);
+            assert.equal(fs.readFileSync(p.stackFile, "utf8"), before);
+        } finally {
+            p.cleanup();
+        }
+    });
+
+    it("an existing stack file is the base: its image, other namespaces and encryption salt survive; its secrets are set again", async () => {
+        const p = scratchProject();
+        try {
+            const real = realPulumi(p.dir);
+            assert.equal(real.pulumi(["stack", "init", "edge"]).status, 0);
+            assert.equal(real.pulumi(["config", "set", "--stack", "edge", "--secret", "--path", "masters.password"], {}, "old-Secret-0").status, 0);
+            const salt = YAML.parse(fs.readFileSync(p.stackFile, "utf8")).encryptionsalt;
+            fs.appendFileSync(p.stackFile, "  openstack:cloud: mycloud\n  k8s-vnf:image: golden-image\n");
+            const run = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], real.env);
+            assert.equal(run.code, 0, run.err);
+            const doc = YAML.parse(fs.readFileSync(p.stackFile, "utf8"));
+            assert.equal(doc.encryptionsalt, salt);
+            assert.equal(doc.config["openstack:cloud"], "mycloud");
+            assert.equal(doc.config["k8s-vnf:image"], "golden-image");
+            assert.equal(real.pulumi(["config", "get", "--stack", "edge", "--path", "masters.password"]).stdout.trim(), "master-Secret-1");
+        } finally {
+            p.cleanup();
+        }
+    });
+});
+
 /**
  * Runs bin/k8s-vnf as a process: what reaches the terminal, and a time limit for a command that could block
  * (on a FIFO) without blocking the tests.
@@ -359,7 +531,7 @@ describe("k8s-vnf CLI", () => {
 function binary(argv: string[]): Run & { signal: NodeJS.Signals | null } {
     const r = spawnSync(path.join(PROJECT_DIR, "bin/k8s-vnf"), argv, {
         cwd: PROJECT_DIR,
-        env: { PATH: pathWithStandIn() },
+        env: { PATH: [path.dirname(process.execPath), "/usr/bin", "/bin"].join(path.delimiter) },
         encoding: "utf8",
         timeout: 30_000,
         maxBuffer: 64 * 1024 * 1024,
@@ -473,49 +645,63 @@ describe("k8s-vnf import-request with hostile files and text", () => {
         }
     });
 
-    it("a request file name with line breaks stays one comment line: the stack file gets no other keys", async () => {
-        const p = scratchProject();
-        try {
-            const hostile = path.join(p.dir, "x.json\nconfig:\n  evil: 1\r\u2028evil2: 2\u0085evil3: 3\n");
-            fs.renameSync(p.request, hostile);
-            const header = "# Converted from x.json\\nconfig:\\n  evil: 1\\r\\u2028evil2: 2\\x85evil3: 3\\n by k8s-vnf import-request.";
-            const rawControl = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
+    describe("stack files the real Pulumi CLI rewrites", function () {
+        this.timeout(120_000);
+        const realPulumi = useRealPulumi();
 
-            const printed = await cli(["import-request", hostile, "--project", p.dir]);
-            assert.equal(printed.code, 0, printed.err);
-            assert.equal(printed.out.split("\n")[0], header);
-            assert.doesNotMatch(printed.out, rawControl);
-            assert.deepEqual(Object.keys(YAML.parse(printed.out)), ["config"]);
+        it("a request file name with line breaks stays one comment line: the stack file gets no other keys", async () => {
+            const p = scratchProject();
+            try {
+                const hostile = path.join(p.dir, "x.json\nconfig:\n  evil: 1\r\u2028evil2: 2\u0085evil3: 3\n");
+                fs.renameSync(p.request, hostile);
+                const header = "# Converted from x.json\\nconfig:\\n  evil: 1\\r\\u2028evil2: 2\\x85evil3: 3\\n by k8s-vnf import-request.";
+                const rawControl = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
 
-            const written = await cli(["import-request", hostile, "--stack", "edge", "--project", p.dir], p.env);
-            assert.equal(written.code, 0, written.err);
-            const text = fs.readFileSync(p.stackFile, "utf8");
-            assert.equal(text.split("\n")[0], header);
-            assert.doesNotMatch(text, rawControl);
-            const doc = YAML.parse(text);
-            assert.deepEqual(Object.keys(doc).sort(), ["config", "encryptionsalt"]);
-            assert.ok(Object.keys(doc.config).every((k) => k.startsWith("k8s-vnf:")), Object.keys(doc.config).join(", "));
-        } finally {
-            p.cleanup();
-        }
-    });
+                const printed = await cli(["import-request", hostile, "--project", p.dir]);
+                assert.equal(printed.code, 0, printed.err);
+                assert.equal(printed.out.split("\n")[0], header);
+                assert.doesNotMatch(printed.out, rawControl);
+                assert.deepEqual(Object.keys(YAML.parse(printed.out)), ["config"]);
 
-    it("control characters in values are written escaped (Pulumi's YAML reader refuses them raw) and read back as they were", async () => {
-        const p = scratchProject();
-        try {
-            const vimName = "vim\u007f\u009b2J\u2028\u202eend\u001b[0m";
-            const body = parseRequestText(fs.readFileSync(p.request, "utf8")) as any;
-            body.additionalParams.k8s_cluster_installation_param.vim_name = vimName;
-            fs.writeFileSync(p.request, JSON.stringify(body));
-            // The printed stack file: with --stack, the (stand-in) Pulumi CLI rewrites the file as it sets the secrets.
-            const run = await cli(["import-request", p.request, "--project", p.dir]);
-            assert.equal(run.code, 0, run.err);
-            assert.match(run.out, /^ {4}vimName: "vim\\x7f\\x9b2J\\u2028\\u202eend\\e\[0m"$/m);
-            assert.doesNotMatch(run.out, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202e]/);
-            assert.equal(YAML.parse(run.out).config["k8s-vnf:tacker"].vimName, vimName);
-        } finally {
-            p.cleanup();
-        }
+                const written = await cli(["import-request", hostile, "--stack", "edge", "--project", p.dir], realPulumi(p.dir).env);
+                assert.equal(written.code, 0, written.err);
+                const text = fs.readFileSync(p.stackFile, "utf8");
+                assert.equal(text.split("\n")[0], header);
+                assert.doesNotMatch(text, rawControl);
+                const doc = YAML.parse(text);
+                assert.deepEqual(Object.keys(doc).sort(), ["config", "encryptionsalt"]);
+                assert.ok(Object.keys(doc.config).every((k) => k.startsWith("k8s-vnf:")), Object.keys(doc.config).join(", "));
+            } finally {
+                p.cleanup();
+            }
+        });
+
+        it("control characters in values are written escaped (Pulumi's YAML reader refuses them raw) and read back as they were", async () => {
+            const p = scratchProject();
+            try {
+                const vimName = "vim\u007f\u009b2J\u2028\u202eend\u001b[0m";
+                const body = parseRequestText(fs.readFileSync(p.request, "utf8")) as any;
+                body.additionalParams.k8s_cluster_installation_param.vim_name = vimName;
+                fs.writeFileSync(p.request, JSON.stringify(body));
+                const run = await cli(["import-request", p.request, "--project", p.dir]);
+                assert.equal(run.code, 0, run.err);
+                assert.match(run.out, /^ {4}vimName: "vim\\x7f\\x9b2J\\u2028\\u202eend\\e\[0m"$/m);
+                assert.doesNotMatch(run.out, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202e]/);
+                assert.equal(YAML.parse(run.out).config["k8s-vnf:tacker"].vimName, vimName);
+
+                // With --stack the Pulumi CLI rewrites the file as it sets the secrets: it reads the value back as it was.
+                const real = realPulumi(p.dir);
+                const written = await cli(["import-request", p.request, "--stack", "edge", "--project", p.dir], real.env);
+                assert.equal(written.code, 0, written.err);
+                // The CLI's YAML writer escapes what its reader refuses raw (it leaves U+202E, which YAML prints).
+                assert.doesNotMatch(fs.readFileSync(p.stackFile, "utf8"), /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+                const read = real.pulumi(["config", "get", "--stack", "edge", "--path", "tacker.vimName"]);
+                assert.equal(read.status, 0, read.stderr);
+                assert.equal(read.stdout, `${vimName}\n`);
+            } finally {
+                p.cleanup();
+            }
+        });
     });
 
     describe("what reaches the terminal: no escape sequence, no control character, no line of a megabyte", () => {
