@@ -1,22 +1,16 @@
 /**
- * The service's state in an embedded SQLite database (sql.js: SQLite compiled to WebAssembly, nothing to
- * install), kept in the data directory as a database file plus a journal. Every change is appended to the
- * journal and fsynced before the request that made it is answered; the journal is folded into the
- * database file (written to a temporary file, fsynced, renamed) every COMPACT_EVERY changes, at a start that
- * replayed some, and at close. A crash loses nothing that was answered: the next start replays the journal.
+ * The service's state in SQLite (better-sqlite3), one database file in the data directory. Write-ahead
+ * logging, with `synchronous = FULL`: each change is a transaction whose log is synced before the request
+ * that made it is answered, so a crash loses nothing that was answered (https://sqlite.org/wal.html,
+ * https://sqlite.org/pragma.html#pragma_synchronous). The store is the only writer.
  *
- * Reads of one record by id are answered from memory: each row's JSON text, by table and id, loaded at open
- * and changed with the database (after its transaction commits, so a change rolled back is never seen), and
- * parsed afresh on each read (callers may change what they get). The store is the only writer. Queries over
- * many rows (lists, an instance's occurrences) stay in SQL.
+ * A data directory of an earlier release (the database file sql.js wrote, plus a journal of changes not yet
+ * folded into it) is migrated at the first start: the journal's changes are applied in one transaction, then
+ * the journal goes (migrateJournal).
  */
+import Database from "better-sqlite3";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import initSqlJs, { Database, Statement } from "sql.js";
-
-const COMPACT_EVERY = 1_000;
-
-type Change = { op: "put"; table: Table; id: string; created: number; body: Record<string, unknown> } | { op: "remove"; table: Table; id: string };
 
 /** Tables: one JSON document per row, with the columns queries select on. */
 const SCHEMA = `
@@ -29,179 +23,125 @@ CREATE TABLE IF NOT EXISTS vims (id TEXT PRIMARY KEY, created INTEGER NOT NULL, 
 
 export type Table = "vnf_instances" | "op_occs" | "subscriptions" | "vims";
 
+const TABLES: readonly Table[] = ["vnf_instances", "op_occs", "subscriptions", "vims"];
+
+/** A change as the earlier release's journal holds it, a JSON array of them per line. */
+type Change = { op: "put"; table: Table; id: string; created: number; body: Record<string, unknown> } | { op: "remove"; table: Table; id: string };
+
 export class Store {
-    private journal: number;
-    private journalled = 0;
-    /** Prepared statements by SQL text (sql.js invalidates them when it exports the database). */
-    private statements = new Map<string, Statement>();
-    /** Each row's body (JSON text) by table and id: what `get` answers from. */
-    private readonly bodies: Record<Table, Map<string, string>> = { vnf_instances: new Map(), op_occs: new Map(), subscriptions: new Map(), vims: new Map() };
+    private readonly statements = new Map<string, Database.Statement>();
 
     private constructor(
-        private readonly db: Database,
+        private readonly db: Database.Database,
         readonly file: string,
-        private readonly journalFile: string,
-    ) {
-        this.journal = fs.openSync(journalFile, "a", 0o600);
-    }
+    ) {}
 
     static async open(dataDir: string): Promise<Store> {
         fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
         const file = path.join(dataDir, "k8s-vnf-lcm.sqlite");
-        const journalFile = `${file}.journal`;
-        const SQL = await initSqlJs();
-        const db = fs.existsSync(file) ? new SQL.Database(fs.readFileSync(file)) : new SQL.Database();
-        db.run(SCHEMA);
-        const store = new Store(db, file, journalFile);
-        store.load();
-        // Folded in only when the journal held something: rewriting the whole file at every start costs time.
-        if (store.replay() > 0) store.compact();
+        const created = !fs.existsSync(file);
+        const db = new Database(file);
+        if (created) fs.chmodSync(file, 0o600);
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = FULL");
+        db.exec(SCHEMA);
+        const store = new Store(db, file);
+        store.migrateJournal(`${file}.journal`);
+        fs.rmSync(`${file}.tmp`, { force: true });
         return store;
     }
 
     get(table: Table, id: string): Record<string, unknown> | undefined {
-        const body = this.bodies[table].get(String(id));
-        return body === undefined ? undefined : JSON.parse(body);
+        const row = this.statement(`SELECT body FROM ${checked(table)} WHERE id = ?`).get(String(id)) as { body: string } | undefined;
+        return row === undefined ? undefined : JSON.parse(row.body);
     }
 
     list(table: Table): Record<string, unknown>[] {
-        return this.query(`SELECT body FROM ${table} ORDER BY created, id`, []);
+        return this.bodies(`SELECT body FROM ${checked(table)} ORDER BY created, id`, []);
     }
 
     opOccsOf(vnfInstanceId: string): Record<string, unknown>[] {
-        return this.query("SELECT body FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [vnfInstanceId]);
+        return this.bodies("SELECT body FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [vnfInstanceId]);
     }
 
     /** Inserts or replaces rows, in one transaction, durable when this returns. */
     put(changes: { table: Table; id: string; body: Record<string, unknown> }[]): void {
         const now = Date.now();
-        this.commit(changes.map((c) => ({ op: "put", table: c.table, id: c.id, created: (c.body.__created as number | undefined) ?? now, body: c.body })));
+        this.apply(changes.map((c) => ({ op: "put", table: c.table, id: c.id, created: (c.body.__created as number | undefined) ?? now, body: c.body })));
     }
 
     remove(table: Table, id: string): void {
-        this.commit([{ op: "remove", table, id }]);
+        this.apply([{ op: "remove", table, id }]);
     }
 
-    /** Bytes on disk: the database file and the journal. */
+    /** Bytes on disk: the database file and its write-ahead log. */
     size(): number {
-        return fs.statSync(this.file).size + fs.statSync(this.journalFile).size;
+        const wal = `${this.file}-wal`;
+        return fs.statSync(this.file).size + (fs.existsSync(wal) ? fs.statSync(wal).size : 0);
     }
 
+    /** Folds the write-ahead log into the database file and closes it. */
     close(): void {
-        this.compact();
-        fs.closeSync(this.journal);
         this.db.close();
     }
 
-    private commit(changes: Change[]): void {
-        this.apply(changes);
-        const line = Buffer.from(`${JSON.stringify(changes)}\n`);
-        fs.writeSync(this.journal, line);
-        fs.fsyncSync(this.journal);
-        if (++this.journalled >= COMPACT_EVERY) this.compact();
-    }
-
     private apply(changes: Change[]): void {
-        const applied: { table: Table; id: string; body?: string }[] = [];
-        this.db.run("BEGIN");
-        try {
+        this.db.transaction(() => {
             for (const c of changes) {
                 if (c.op === "remove") {
-                    this.db.run(`DELETE FROM ${c.table} WHERE id = ?`, [c.id]);
-                    applied.push({ table: c.table, id: String(c.id) });
-                    continue;
-                }
-                const body = JSON.stringify(c.body);
-                applied.push({ table: c.table, id: String(c.id), body });
-                if (c.table === "op_occs") {
-                    this.db.run("INSERT OR REPLACE INTO op_occs (id, vnf_instance_id, state, created, body) VALUES (?, ?, ?, COALESCE((SELECT created FROM op_occs WHERE id = ?), ?), ?)", [
-                        c.id,
+                    this.statement(`DELETE FROM ${checked(c.table)} WHERE id = ?`).run(String(c.id));
+                } else if (c.table === "op_occs") {
+                    this.statement("INSERT OR REPLACE INTO op_occs (id, vnf_instance_id, state, created, body) VALUES (?, ?, ?, COALESCE((SELECT created FROM op_occs WHERE id = ?), ?), ?)").run(
+                        String(c.id),
                         String(c.body.vnfInstanceId),
                         String(c.body.operationState),
-                        c.id,
+                        String(c.id),
                         c.created,
-                        body,
-                    ]);
+                        JSON.stringify(c.body),
+                    );
                 } else {
-                    this.db.run(`INSERT OR REPLACE INTO ${c.table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${c.table} WHERE id = ?), ?), ?)`, [c.id, c.id, c.created, body]);
+                    const table = checked(c.table);
+                    this.statement(`INSERT OR REPLACE INTO ${table} (id, created, body) VALUES (?, COALESCE((SELECT created FROM ${table} WHERE id = ?), ?), ?)`).run(String(c.id), String(c.id), c.created, JSON.stringify(c.body));
                 }
             }
-            this.db.run("COMMIT");
-        } catch (e) {
-            this.db.run("ROLLBACK");
-            throw e;
-        }
-        for (const a of applied) {
-            if (a.body === undefined) this.bodies[a.table].delete(a.id);
-            else this.bodies[a.table].set(a.id, a.body);
-        }
+        })();
     }
 
-    /** Fills the bodies by id from the database file's rows (before the journal is replayed onto both). */
-    private load(): void {
-        for (const table of Object.keys(this.bodies) as Table[]) {
-            const statement = this.db.prepare(`SELECT id, body FROM ${table}`);
+    /**
+     * An earlier release's journal: each line a JSON array of changes made after its database file was last
+     * written (a torn last line, cut by a crash, was never answered and is dropped). Applied in one
+     * transaction; the journal goes once that has committed.
+     */
+    private migrateJournal(journal: string): void {
+        if (!fs.existsSync(journal)) return;
+        const batches: Change[][] = [];
+        for (const line of fs.readFileSync(journal, "utf8").split("\n").filter(Boolean)) {
             try {
-                while (statement.step()) {
-                    const [id, body] = statement.get();
-                    this.bodies[table].set(String(id), String(body));
-                }
-            } finally {
-                statement.free();
-            }
-        }
-    }
-
-    /** Applies what the journal holds beyond the database file (after a crash). A torn last line is dropped. */
-    private replay(): number {
-        const lines = fs.readFileSync(this.journalFile, "utf8").split("\n").filter(Boolean);
-        for (const line of lines) {
-            let changes: Change[];
-            try {
-                changes = JSON.parse(line);
+                batches.push(JSON.parse(line));
             } catch {
                 continue;
             }
-            this.apply(changes);
         }
-        return lines.length;
+        this.db.transaction(() => batches.forEach((changes) => this.apply(changes)))();
+        fs.rmSync(journal);
     }
 
-    /** Writes the database file and empties the journal. */
-    private compact(): void {
-        this.persist();
-        fs.ftruncateSync(this.journal, 0);
-        fs.fsyncSync(this.journal);
-        this.journalled = 0;
+    private bodies(sql: string, params: (string | number)[]): Record<string, unknown>[] {
+        return (this.statement(sql).all(...params) as { body: string }[]).map((row) => JSON.parse(row.body));
     }
 
-    private query(sql: string, params: (string | number)[]): Record<string, unknown>[] {
+    private statement(sql: string): Database.Statement {
         let statement = this.statements.get(sql);
         if (!statement) {
             statement = this.db.prepare(sql);
             this.statements.set(sql, statement);
         }
-        try {
-            statement.bind(params);
-            const out: Record<string, unknown>[] = [];
-            while (statement.step()) out.push(JSON.parse(String(statement.get()[0])));
-            return out;
-        } finally {
-            statement.reset();
-        }
+        return statement;
     }
+}
 
-    private persist(): void {
-        for (const statement of this.statements.values()) statement.free();
-        this.statements.clear();
-        const tmp = `${this.file}.tmp`;
-        const fd = fs.openSync(tmp, "w", 0o600);
-        try {
-            fs.writeSync(fd, this.db.export());
-            fs.fsyncSync(fd);
-        } finally {
-            fs.closeSync(fd);
-        }
-        fs.renameSync(tmp, this.file);
-    }
+/** A table name, checked before it is put in SQL text (statements cannot bind a table's name). */
+function checked(table: Table): Table {
+    if (!TABLES.includes(table)) throw new Error(`no table ${String(table)}`);
+    return table;
 }
