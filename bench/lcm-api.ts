@@ -1,14 +1,21 @@
 /**
- * The LCM service as users run it (`k8s-vnf serve`, its own process), against the stand-in Pulumi CLI
- * (test/support/stand-ins/pulumi-cli), measured from this process:
+ * The LCM service as users run it (`k8s-vnf serve`, its own process), on the real Pulumi CLI v3.248.0 and its
+ * plugins as tools/build.sh built them (K8S_VNF_PULUMI_ROOT, test/support/tools.ts; the bench needs them built,
+ * as `npm test` leaves them), measured from this process:
  * - its API under load: with 1,000 VNF instances and 10,000 operation occurrences stored, GET latency (p50/p99)
  *   of an instance and of an occurrence under 100 concurrent clients, and the time to accept a task (the 202:
  *   checks, plan, occurrence journalled and fsynced). Each accepted task is cancelled at once (at most one runs,
- *   `--max-parallel 1`): the stored instances have no stacks to update;
+ *   `--max-parallel 1`): the stored instances have no stacks to update. The service has a project folder of
+ *   its own, so that a task's first Pulumi command, cancelled or not, never touches this checkout's state;
  * - how long `serve` takes from its command to listening, with that data;
  * - operations end to end, where lab hosts can run (root): instantiate of the simple seed (1 master, 2 workers)
- *   and a scale-out by one, from the 202 to COMPLETED, through the Automation API, the CLI and the program.
- *   It takes minutes; `LCM_BENCH_E2E=0` skips it (the API part alone needs no lab hosts).
+ *   and a scale-out by one, from the 202 to COMPLETED, through the Automation API, the real CLI, the program and
+ *   the real OpenStack provider against the lab OpenStack API (test/support/openstackApi), its VMs lab hosts,
+ *   the first master running the real control plane (kube-apiserver and etcd: the cluster's Kubernetes VIM is
+ *   made by the real Kubernetes plugin; kubeadm, kubectl and the kubelet are the lab's stand-ins), as
+ *   test/realLcm.lab.spec.ts runs it; and how many Pulumi commands the service ran for the two (each command
+ *   has a private folder of its own in the service's temporary folder, service/pulumiCommand.ts: counted as
+ *   they are made). It takes minutes; `LCM_BENCH_E2E=0` skips it (the API part alone needs no lab hosts).
  *
  * The load comes from this process, on the same CPUs as the service (two, on the bench machine): it is kept
  * lean so that what is measured is the service. Each of the 100 clients is a loop with one request at a time
@@ -20,15 +27,17 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseRequestText } from "../config/requestText";
 import { instanceLinks } from "../service/instanceView";
 import { instanceHref, opOccHref } from "../service/links";
+import { OUTPUT_DIR_PREFIX } from "../service/pulumiProcess";
 import { Store } from "../service/store";
 import { Lab, labAvailable } from "../test/lab/lab";
-import { REQUESTS_DIR } from "../test/support/fixtures";
+import { seedBody } from "../test/support/lcmClient";
+import { LabOpenStackApi } from "../test/support/openstackApi/server";
+import { realServiceEnv, SAMPLE_FLAVOR, SAMPLE_IMAGE, startService, stopServiceTree } from "../test/support/realLcmService";
 import { ServiceProcess } from "../test/support/serviceProcess";
 import { serviceProject } from "../test/support/serviceProject";
-import { STAND_IN_PULUMI_ROOT } from "../test/support/stand-ins/pulumi-cli/client";
+import { builtTools } from "../test/support/tools";
 
 const INSTANCES = 1_000;
 const OP_OCCS = 10_000;
@@ -85,8 +94,11 @@ async function load(urls: URL[]): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
+    const dataDir = path.join(root, "service");
+    fs.mkdirSync(dataDir);
     const store = await Store.open(dataDir);
+    const project = serviceProject();
     let server: ServiceProcess | undefined;
     try {
         const now = Date.now();
@@ -116,11 +128,11 @@ async function main(): Promise<void> {
         store.put([...instances, ...opOccs]);
         store.close();
         const size = fs.statSync(store.file).size;
-        // Only PATH from this environment: no OS_* or PULUMI_* of the machine's reaches the service.
-        const knobs = path.join(dataDir, "pulumi-standin");
-        fs.mkdirSync(knobs);
+        // The built CLI's environment (realPulumiEnv: PATH, HOME, LANG and USER of this one, a Pulumi home and
+        // temporary folder in `root`): no OS_* or PULUMI_* of the machine's reaches the service.
+        const env = realServiceEnv(root);
         const starting = process.hrtime.bigint();
-        server = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STAND_IN_PULUMI_ROOT, PULUMI_STANDIN_STATE: knobs, PULUMI_CONFIG_PASSPHRASE: "bench" }, ["--max-parallel", "1"], { PATH: process.env.PATH });
+        server = await ServiceProcess.start(dataDir, {}, ["--max-parallel", "1", "--project", project.dir], env);
         const startMs = Number(process.hrtime.bigint() - starting) / 1e6;
         const prefix = `${server.url}/vnflcm/v1`;
         const instanceUrls = instances.map((r) => new URL(`${prefix}/vnf_instances/${r.id}`));
@@ -150,8 +162,9 @@ async function main(): Promise<void> {
         console.log(`${"serve start with that data (command → listening)".padEnd(52)} ${startMs.toFixed(0).padStart(7)} ms   (goal < 1000 ms)`);
     } finally {
         agent.destroy();
-        await server?.stop();
-        fs.rmSync(dataDir, { recursive: true, force: true });
+        if (server) await stopServiceTree(server);
+        project.remove();
+        fs.rmSync(root, { recursive: true, force: true });
     }
     await endToEnd();
 }
@@ -181,29 +194,38 @@ async function endToEnd(): Promise<void> {
     }
     const lab = new Lab();
     const project = serviceProject();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-ops-"));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-ops-"));
+    let api: LabOpenStackApi | undefined;
     let service: ServiceProcess | undefined;
+    let watcher: fs.FSWatcher | undefined;
     try {
         await lab.start([]);
-        const knobs = path.join(dataDir, "pulumi-standin");
-        fs.mkdirSync(knobs);
-        service = await ServiceProcess.start(dataDir, { K8S_VNF_PULUMI_ROOT: STAND_IN_PULUMI_ROOT, PULUMI_STANDIN_STATE: knobs, PULUMI_CONFIG_PASSPHRASE: "bench", K8S_VNF_LAB: lab.descriptorFile }, ["--project", project.dir], { PATH: process.env.PATH });
-        const text = fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8").replace(/("password"\s*:\s*)"ubuntu"/g, (_m, key) => `${key}${JSON.stringify(lab.password)}`);
-        const body = parseRequestText(text, "simple-instantiate.json") as Record<string, unknown>;
-        delete body.vimConnectionInfo;
+        const tools = builtTools();
+        lab.giveTools({ kube: tools.bins.kube, etcd: tools.bins.etcd });
+        // The seed's body as it is but for the lab's login password and its VIM: the service's own OS_* credentials
+        // are the lab API's, as an operator's service would hold its cloud's.
+        const body = seedBody(lab, "simple-instantiate.json", { withoutVim: true });
+        api = await LabOpenStackApi.start(lab, { cluster: "bench", networkId: body.extVirtualLinks[0].resourceId, imageName: SAMPLE_IMAGE, flavorNames: [SAMPLE_FLAVOR] });
+        const env = realServiceEnv(root);
+        const commands = new Set<string>();
+        watcher = fs.watch(env.TMPDIR, (_event, name) => {
+            if (name?.startsWith(OUTPUT_DIR_PREFIX)) commands.add(name);
+        });
+        service = await startService(root, project, { ...env, ...api.env() });
         const id = (await service.call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "bench" })).body.id;
         const instantiate = await timed(service, `/vnflcm/v1/vnf_instances/${id}/instantiate`, body);
         const scaleOut = await timed(service, `/vnflcm/v1/vnf_instances/${id}/scale`, { type: "SCALE_OUT", aspectId: "worker_instance" });
-        const commands = fs.readFileSync(path.join(knobs, "calls"), "utf8").trim().split("\n").filter((l) => !l.split(" ")[1].startsWith("env")).length;
-        console.log("LCM operations end to end (Automation API, stand-in Pulumi CLI, the program on lab hosts):");
+        console.log("LCM operations end to end (Automation API, the real Pulumi CLI and plugins, the lab OpenStack API, the program on lab hosts):");
         console.log(`  instantiate simple (1 master, 2 workers)  ${instantiate.toFixed(1).padStart(6)} s`);
         console.log(`  scale out by one worker                   ${scaleOut.toFixed(1).padStart(6)} s`);
-        console.log(`  Pulumi commands run for the two           ${String(commands).padStart(6)}`);
+        console.log(`  Pulumi commands run for the two           ${String(commands.size).padStart(6)}`);
     } finally {
-        await service?.stop();
+        watcher?.close();
+        if (service) await stopServiceTree(service);
+        await api?.stop();
         await lab.stop();
         project.remove();
-        fs.rmSync(dataDir, { recursive: true, force: true });
+        fs.rmSync(root, { recursive: true, force: true });
     }
 }
 
