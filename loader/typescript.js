@@ -2,8 +2,7 @@
 // into CommonJS as each .ts file is required, with no type check (`npm test` runs `npm run typecheck`). Class fields
 // become constructor assignments, as tsconfig's useDefineForClassFields false has them. Sucrase keeps every line
 // where it was, so stack traces point at the sources without source maps. Used by main.js (the program's entry for
-// `pulumi up`), bin/k8s-vnf, the stand-in Pulumi CLI (test/support/stand-ins/pulumi-cli/bin/pulumi) and, with
-// `node -r`, the test engine's program host (test/support/engine/programHost.ts).
+// `pulumi up`), bin/k8s-vnf and, with `node -r`, the test engine's program host (test/support/engine/programHost.ts).
 "use strict";
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");

@@ -84,7 +84,7 @@ function installExitHandler(): void {
     }
 }
 
-/** What another process needs to start and stop hosts in a running lab (the engine of a stand-in CLI). */
+/** What is needed to start and stop hosts in a running lab (`Lab.attach`: the test engine's cloud does). */
 interface LabDescriptor {
     run: string;
     subnet: string;
@@ -368,7 +368,7 @@ export class Lab {
         // The host's first process (the child of lab.sh's unshare): its root is the host's own filesystem.
         const pid = fs.readFileSync(`/proc/${outer}/task/${outer}/children`, "utf8").trim().split(/\s+/)[0];
         if (!pid) throw new Error(`lab host ${name} is not running`);
-        // root's PATH on Debian, whatever the caller's (the stand-in Pulumi CLI runs the engine with no sbin in it).
+        // root's PATH on Debian, whatever the caller's (which may have no sbin in it).
         const rootPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
         const child = run("nsenter", ["-t", pid, "-m", "-u", "-n", "-p", "-r", "-w", "--", "/usr/bin/env", rootPath, "bash", "-c", command], { maxBuffer: 16 << 20 });
         child.child.stdin!.on("error", () => undefined);

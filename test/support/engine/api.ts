@@ -1,5 +1,5 @@
 /**
- * The test engine's public surface: what the lab suites, the bench and the stand-in Pulumi CLI call. One
+ * The test engine's public surface: what test/support/labStack.ts calls for the engine's lab suite and bench. One
  * call is one `pulumi up` / `destroy` / `refresh` of a stack: the real program (`index.ts`) runs
  * in a process of its own, as under the Node language host, and every resource it registers becomes a step
  * decided by Pulumi's own rules (see stepRules.ts), run through the real dynamic-provider host or answered
