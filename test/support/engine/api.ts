@@ -33,8 +33,6 @@ export interface StackRun {
     onEvent?: (event: EngineEventJson) => void;
     /** Progress text, as the CLI prints it (one line per call). */
     onOutput?: (line: string) => void;
-    /** Aborting is Pulumi's graceful cancel: steps under way finish, no new step starts, the run fails. */
-    signal?: AbortSignal;
 }
 
 export interface UpOptions {

@@ -70,10 +70,6 @@ export class Deployment {
         this.state = new RunState(run.stateFile);
         this.events = new EngineEvents(run);
         this.providers = new ResourceProviders(cloud, new KubernetesStandIn(cloud.lab), run.env ?? {}, (line) => this.events.diagnostic("info", line), (reference) => this.providerInputs(reference));
-        run.signal?.addEventListener("abort", () => {
-            this.fail("update canceled");
-            this.events.cancel();
-        });
     }
 
     /** `pulumi up`: the program runs; its registrations are steps; then what it no longer registers is deleted. */
@@ -81,7 +77,6 @@ export class Deployment {
         this.slots.free = parallelism(options.parallel);
         this.events.prelude();
         this.checkTargets(options.replace ?? []);
-        if (this.run.signal?.aborted) this.fail("update canceled");
         if (!this.failure) {
             const replace = new Set(options.replace ?? []);
             const program = new ProgramRun(
@@ -435,7 +430,7 @@ export class Deployment {
         await this.settle();
         this.state.save();
         await this.providers.stop();
-        this.events.summary(this.changes, this.run.signal?.aborted ? "canceled" : this.failure ? "failed" : "succeeded", this.providerFailed);
+        this.events.summary(this.changes, this.failure ? "failed" : "succeeded", this.providerFailed);
         if (this.failure) throw new EngineRunError(this.failure);
         const outputs = Object.fromEntries(Object.entries(this.state.outputs).map(([k, v]) => [k, { value: plain(v), secret: isSecretValue(v) }]));
         return { outputs, changes: this.changes };

@@ -61,11 +61,7 @@ export class EngineEvents {
         this.emit({ diagnosticEvent: { ...(urn ? { urn } : {}), message: `${message}\n`, color: "never", severity } });
     }
 
-    cancel(): void {
-        this.emit({ cancelEvent: {} });
-    }
-
-    summary(changes: Partial<Record<StepOp, number>>, result: "succeeded" | "failed" | "canceled", maybeCorrupt: boolean): void {
+    summary(changes: Partial<Record<StepOp, number>>, result: "succeeded" | "failed", maybeCorrupt: boolean): void {
         this.emit({ summaryEvent: { maybeCorrupt, durationSeconds: Math.ceil((Date.now() - this.started) / 1000), resourceChanges: changes, PolicyPacks: {}, isPreview: false, result } });
     }
 
