@@ -4,7 +4,7 @@
  * as `npm test` leaves them), measured from this process:
  * - its API under load: with 1,000 VNF instances and 10,000 operation occurrences stored, GET latency (p50/p99)
  *   of an instance and of an occurrence under 100 concurrent clients, and the time to accept a task (the 202:
- *   checks, plan, occurrence journalled and fsynced). Each accepted task is cancelled at once (at most one runs,
+ *   checks, plan, occurrence committed to SQLite, its log synced). Each accepted task is cancelled at once (at most one runs,
  *   `--max-parallel 1`): the stored instances have no stacks to update. The service has a project folder of
  *   its own, so that a task's first Pulumi command, cancelled or not, never touches this checkout's state;
  * - how long `serve` takes from its command to listening, with that data;
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
         console.log(`LCM API: ${INSTANCES} instances and ${OP_OCCS} operation occurrences stored (SQLite file: ${(size / 1e6).toFixed(1)} MB)`);
         console.log(row(`GET vnf_instances/{id}, ${CLIENTS} concurrent clients`, instanceGets));
         console.log(row(`GET vnf_lcm_op_occs/{id}, ${CLIENTS} concurrent clients`, opGets));
-        console.log(row(`POST scale → 202 (accepted, journalled with fsync)`, accept));
+        console.log(row(`POST scale → 202 (accepted, committed and synced)`, accept));
         console.log(`${"serve start with that data (command → listening)".padEnd(52)} ${startMs.toFixed(0).padStart(7)} ms   (goal < 1000 ms)`);
     } finally {
         agent.destroy();
