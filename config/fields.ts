@@ -42,19 +42,19 @@ export const port = z.number().int("must be a whole number").min(1, "must be a p
 
 const VERSION_RE = /^(\d+)\.(\d+)\.\d+$/;
 
+/** A Kubernetes release, `1.31.4`; which ones a cluster takes depends on its installer (see below, and kubespray's releases). */
+export const kubernetesVersion = z.string().regex(VERSION_RE, "must be a version such as 1.31.4");
+
 /**
- * A Kubernetes release for kubeadm. The init and join steps write kubeadm's `v1beta4` configuration, which
- * kubeadm reads from v1.31 on: v1.28–v1.30 refuse it as experimental, older releases do not know it
- * (`validateSupportedVersion`, cmd/kubeadm/app/util/config/common.go in kubernetes/kubernetes;
+ * Why kubeadm cannot install `version`, if it cannot. The init and join steps write kubeadm's `v1beta4`
+ * configuration, which kubeadm reads from v1.31 on: v1.28–v1.30 refuse it as experimental, older releases do
+ * not know it (`validateSupportedVersion`, cmd/kubeadm/app/util/config/common.go in kubernetes/kubernetes;
  * https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/).
  */
-export const kubernetesVersion = z
-    .string()
-    .regex(VERSION_RE, "must be a version such as 1.31.4")
-    .refine((v) => {
-        const m = VERSION_RE.exec(v);
-        return !m || Number(m[1]) > 1 || Number(m[2]) >= 31;
-    }, "must be 1.31.0 or later: kubeadm reads the v1beta4 configuration k8s-vnf writes from v1.31 on");
+export function kubeadmVersionProblem(version: string): string | undefined {
+    const m = VERSION_RE.exec(version);
+    return !m || Number(m[1]) > 1 || Number(m[2]) >= 31 ? undefined : "must be 1.31.0 or later: kubeadm reads the v1beta4 configuration k8s-vnf writes from v1.31 on";
+}
 
 /** `host`, `host:port`, `ip:port` or `[v6]:port`: how registries are named. */
 export const endpoint = z.string().refine((v) => parseEndpoint(v) !== undefined, "must be host, host:port or [IPv6]:port with a port from 1 to 65535");

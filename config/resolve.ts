@@ -3,13 +3,14 @@
  * {@link VnfSpec}, or reports every problem it finds with its field path.
  */
 import { kubesprayRelease } from "./kubesprayReleases";
+import { checkKubespray } from "./kubesprayConfig";
 import { isIP } from "node:net";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { isNoProxyEntry } from "./fields";
+import { isNoProxyEntry, kubeadmVersionProblem } from "./fields";
 import { Network, overlaps, parseCidr } from "./net";
-import { Placement, StackConfig } from "./schema";
+import { DEFAULT_KUBERNETES_VERSION, Placement, StackConfig } from "./schema";
 import {
     ClusterSpec, CnfSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, TenantSpec, VnfSpec,
 } from "./spec";
@@ -258,6 +259,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         if (k.host && k.server) c.fail("kubespray.server", "give either an existing host or a server to create, not both");
         const release = kubesprayRelease(k.version);
         if ("problem" in release) c.fail("kubespray.version", release.problem);
+        const { kubeVersion } = checkKubespray(config, "problem" in release ? undefined : release, c);
         if (config.heal.nodes && Object.keys(config.heal.nodes).some((n) => n.startsWith("master-"))) {
             c.fail("heal.nodes", "kubespray has no playbook that replaces a control-plane node: heal the entire cluster (heal.generation)");
         }
@@ -270,6 +272,9 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
             releaseFile: k.releaseFile && files.check("kubespray.releaseFile", k.releaseFile, KUBESPRAY_RELEASE),
             playbookTimeoutMinutes: k.playbookTimeoutMinutes,
             inventoryPath: k.inventoryPath ?? `/var/lib/k8s-vnf/inventory/${name}`,
+            kubernetesVersion: config.kubernetes.version,
+            kubeVersion,
+            vars: k.vars,
             server: k.host ? undefined : resolveServer(config, "kubespray.server", {
                 networkId: masters.server.networkId || undefined,
                 username: k.username,
@@ -282,13 +287,9 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         };
     }
 
-    if (config.kubespray && config.privateRegistries.length) {
-        c.fail("privateRegistries", "are connected by each kubeadm node's own step; a kubespray cluster's nodes are not in this stack's steps (yet)");
-    }
-    if (config.kubespray && config.kubernetes.imageRepository) {
-        c.fail("kubernetes.imageRepository", "is kubeadm's, given by this stack's kubeadm steps; a kubespray cluster takes its images from kubespray's own settings");
-    }
-    if (config.kubespray && config.operate.drained) c.fail("operate.drained", "kubespray installs the cluster without membership steps to drain; stop it with operate.vnfState");
+    const kubeadmVersion = config.kubernetes.version ?? DEFAULT_KUBERNETES_VERSION;
+    const versionProblem = config.kubespray ? undefined : kubeadmVersionProblem(kubeadmVersion);
+    if (versionProblem) c.fail("kubernetes.version", versionProblem);
 
     let externalLoadBalancer: ClusterSpec["externalLoadBalancer"];
     if (config.externalLoadBalancer) {
@@ -319,7 +320,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
         ha,
         masters,
         workers,
-        kubernetes: { ...config.kubernetes, podCidr: podCidr.text, serviceCidr: serviceCidr.text },
+        kubernetes: { ...config.kubernetes, version: kubeadmVersion, podCidr: podCidr.text, serviceCidr: serviceCidr.text },
         controlPlane: config.controlPlane,
         heal: config.heal,
         operate: config.operate,

@@ -80,15 +80,22 @@ export const WorkersSchema = z
     })
     .strict();
 
+/** The Kubernetes version kubeadm installs when config names none. */
+export const DEFAULT_KUBERNETES_VERSION = "1.31.4";
+
 export const KubernetesSchema = z
     .object({
         /** Pod network CIDR (kubeadm `--pod-network-cidr`). */
         podCidr: cidr.default("192.168.0.0/16"),
         /** Service CIDR (kubeadm `--service-cidr`; Tacker's `cluster_cidr`). */
         serviceCidr: cidr.default("10.96.0.0/12"),
-        /** Kubernetes version installed on every node (1.31 or later). A running cluster keeps its version. */
-        version: kubernetesVersion.default("1.31.4"),
-        /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works). */
+        /**
+         * Kubernetes version installed on every node. A running cluster keeps its version. kubeadm: 1.31 or
+         * later, default 1.31.4. kubespray: one the release installs (its checksums; v2.31.0: 1.33.0–1.33.11,
+         * 1.34.0–1.34.7, 1.35.0–1.35.4), written as its `kube_version`; left out, the release's own default.
+         */
+        version: kubernetesVersion.optional(),
+        /** Base URL of the Kubernetes package repository (a mirror of pkgs.k8s.io works); kubeadm's, a kubespray stack refuses another. */
         packageRepository: proxyUrl.default("https://pkgs.k8s.io/core:/stable:"),
         /**
          * Registry (and path) the control-plane, etcd, CoreDNS and pause images are pulled from instead of
@@ -98,7 +105,7 @@ export const KubernetesSchema = z
          * cluster: a change takes an entire-cluster heal.
          */
         imageRepository: imageRepository.optional(),
-        /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master). */
+        /** CNI manifest applied after `kubeadm init` (URL, or an absolute path on the first master); a kubespray stack refuses another (`kubespray.vars.kube_network_plugin`). */
         cniManifest: z
             .string()
             .regex(/^(https?:\/\/[A-Za-z0-9._~%!*+,=:@[\]/-]+|\/[A-Za-z0-9._/-]+)$/, "must be an http(s) URL or an absolute path on the first master")
@@ -311,6 +318,16 @@ export const KubesprayAnsibleSchema = z
         inventoryPath: remotePath.optional(),
         /** Where the Ansible server VM goes when the stack creates it. */
         server: placementSchema.optional(),
+        /**
+         * Kubespray variables for every host (the inventory's group_vars/all), by name, each value as YAML
+         * gives it (a string, number, boolean, list or map; Ansible templates `{{ }}` in it as in any
+         * inventory): `{kube_network_plugin: cilium, kube_proxy_mode: iptables}`. Each name must be one the
+         * release documents (its role defaults and sample group_vars; Ansible's own `ansible_*` pass), and not
+         * one k8s-vnf sets itself: `kube_version` is `kubernetes.version`, the CIDRs `kubernetes.podCidr` and
+         * `kubernetes.serviceCidr`, the proxy `proxy`, and so on (the refusal names the key). Values whose name
+         * says secret (`*_password`, `*_token`) must be Pulumi secrets, and stay out of logs.
+         */
+        vars: z.record(z.string(), z.json()).default({}),
     })
     .strict();
 

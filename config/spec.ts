@@ -105,6 +105,12 @@ export interface KubesprayAnsibleSpec {
     inventoryPath: string;
     /** The Ansible server VM the stack creates when no host was given. */
     server?: ServerSpec;
+    /** `kubernetes.version` as given (`1.31.4`); undefined: the release's own default. */
+    kubernetesVersion?: string;
+    /** `kube_version` as the release spells that version (`v1.29.5` up to v2.27). */
+    kubeVersion?: string;
+    /** `kubespray.vars`: group_vars for every host, checked against the release's variable names. */
+    vars: Record<string, unknown>;
 }
 
 export interface ExternalLoadBalancerSpec {
@@ -149,6 +155,7 @@ export interface ClusterSpec {
     ha: boolean;
     masters: NodeGroupSpec;
     workers: NodeGroupSpec;
+    /** `version` is kubeadm's (the default filled in); a kubespray cluster's is `kubespray.kubernetesVersion`. */
     kubernetes: { podCidr: string; serviceCidr: string; version: string; packageRepository: string; imageRepository?: string; cniManifest: string; drainTimeout: number };
     /** Heal generations: raising one replaces the VMs it covers. */
     heal: { generation: number; nodes: Record<string, number> };

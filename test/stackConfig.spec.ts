@@ -96,6 +96,18 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a mirrored IPv6 registry without brackets", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["fd00::10"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a mirrored name that is no registry name", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["https://docker.io"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
+        ["a Kubernetes version the kubespray release does not install (v2.31.0: 1.33 to 1.35)", () => kubespray({ kubernetes: { version: "1.31.4" } }), "kubernetes.version"],
+        ["a Kubernetes version the kubespray release does not install yet (v2.23.3: up to 1.27.10)", () => kubespray({ kubernetes: { version: "1.27.11" }, kubespray: { version: "v2.23.3" } }), "kubernetes.version"],
+        ["a kubespray variable the release does not have (a typo)", () => kubespray({ kubespray: { vars: { kube_proxy_mod: "iptables" } } }), "kubespray.vars.kube_proxy_mod"],
+        ["a kubespray variable the release no longer has (ingress-nginx left with v2.31)", () => kubespray({ kubespray: { vars: { ingress_nginx_enabled: true } } }), "kubespray.vars.ingress_nginx_enabled"],
+        ["a kubespray variable name Ansible does not take", () => kubespray({ kubespray: { vars: { "kube-proxy-mode": "iptables" } } }), "kubespray.vars.kube-proxy-mode"],
+        ["kube_version in kubespray.vars (kubernetes.version sets it)", () => kubespray({ kubespray: { vars: { kube_version: "1.34.1" } } }), "kubespray.vars.kube_version"],
+        ["the pod CIDR in kubespray.vars (kubernetes.podCidr sets it)", () => kubespray({ kubespray: { vars: { kube_pods_subnet: "10.244.0.0/16" } } }), "kubespray.vars.kube_pods_subnet"],
+        ["the proxy in kubespray.vars (proxy sets it)", () => kubespray({ kubespray: { vars: { http_proxy: "http://proxy.example:3128" } } }), "kubespray.vars.http_proxy"],
+        ["the API load balancer in kubespray.vars when the stack makes one", () => kubespray({ kubespray: { vars: { loadbalancer_apiserver: { address: "10.10.0.99", port: 8383 } } } }), "kubespray.vars.loadbalancer_apiserver"],
+        ["a node login in kubespray.vars (the host_vars k8s-vnf writes win)", () => kubespray({ kubespray: { vars: { ansible_become_password: "pw" } } }), "kubespray.vars.ansible_become_password"],
+        ["a CNI manifest for a kubespray cluster (kubespray installs its own pod network)", () => kubespray({ kubernetes: { cniManifest: "https://mirror.example/calico.yaml" } }), "kubernetes.cniManifest"],
+        ["a package repository for a kubespray cluster (kubespray downloads its own binaries)", () => kubespray({ kubernetes: { packageRepository: "https://mirror.example/k8s" } }), "kubernetes.packageRepository"],
         ["a node no one can log in to (no password, no SSH key)", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" } }).config, secretKeys: ["k8s-vnf:workers"] }), "masters.password"],
         ["password login without a password (an SSH key set)", () => ({ config: withSecrets(readStackConfig("simple"), { workers: { password: "worker-pw" }, ssh: { privateKey: "a-private-key-stand-in" } }).config, secretKeys: ["k8s-vnf:workers", "k8s-vnf:ssh"] }), "masters.enablePasswordLogin"],
     ];
@@ -115,6 +127,26 @@ describe("stack config: bad input is refused before anything is registered", () 
         config = edit(config, "controlPlane", () => ({ vip: "10.10.0.10" }));
         const { message } = await refused(config, base.secretKeys);
         for (const field of ["workers.maxCount", "kubernetes.serviceCidr", "controlPlane.vip"]) assert.ok(message.includes(field), message);
+    });
+
+    it("kubespray: each refusal says what to set instead; versions the release installs and its own variables are accepted", async () => {
+        const refusal = async (over: Record<string, Record<string, unknown>>) => (await refused(kubespray(over).config, kubespray(over).secretKeys)).message;
+        assert.match(await refusal({ kubernetes: { version: "1.31.4" } }), /kubernetes\.version: kubespray v2\.31\.0 installs Kubernetes 1\.33\.0–1\.33\.11, 1\.34\.0–1\.34\.7, 1\.35\.0–1\.35\.4, not 1\.31\.4/);
+        assert.match(await refusal({ kubespray: { vars: { kube_proxy_mod: "iptables" } } }), /kubespray\.vars\.kube_proxy_mod: kubespray v2\.31\.0 has no variable of this name .*; did you mean kube_proxy_mode\?/);
+        assert.match(await refusal({ kubespray: { vars: { kube_version: "1.34.1" } } }), /kubespray\.vars\.kube_version: is set by k8s-vnf from kubernetes\.version: set that instead/);
+        assert.match(await refusal({ kubespray: { vars: { additional_no_proxy: ".example" } } }), /kubespray\.vars\.additional_no_proxy: is set by k8s-vnf from proxy\.noProxy/);
+        assert.match(await refusal({ kubespray: { vars: { calico_mtu: 1400 } } }), /kubespray\.vars\.calico_mtu: is set by k8s-vnf \(the node network's MTU/);
+        assert.match(await refusal({ kubernetes: { cniManifest: "/etc/cni.yaml" } }), /kubernetes\.cniManifest: .*kubespray\.vars\.kube_network_plugin/);
+        // Accepted: a version of the release's list, its variables (also one v2.23.3 has and v2.31.0 no longer),
+        // Ansible's own, and the load balancer's variables where the stack makes none.
+        const ok = async (over: Record<string, Record<string, unknown>>, noLb = false) => {
+            let { config, secretKeys } = kubespray(over);
+            if (noLb) config = edit(config, "externalLoadBalancer", () => undefined);
+            await runProgram("ok", config, secretKeys, new Graph());
+        };
+        await ok({ kubernetes: { version: "1.34.7" }, kubespray: { vars: { kube_network_plugin: "cilium", kube_proxy_mode: "iptables", ansible_python_interpreter: "/usr/bin/python3" } } });
+        await ok({ kubernetes: { version: "1.27.7" }, kubespray: { version: "v2.23.3", vars: { ingress_nginx_enabled: true } } });
+        await ok({ kubespray: { vars: { supplementary_addresses_in_ssl_keys: ["api.example"] } } }, true);
     });
 
     it("kubernetes.version: the refusal says why; 1.31 and later are accepted", async () => {
@@ -145,6 +177,16 @@ describe("stack config: bad input is refused before anything is registered", () 
         assert.doesNotMatch(message, /worker-secret-123|master-secret-456/);
     });
 });
+
+/** The kubespray example stack with its passwords set as secrets, and `over` merged into its keys. */
+function kubespray(over: Record<string, Record<string, unknown>> = {}): { config: Record<string, string>; secretKeys: string[] } {
+    return withSecrets(readStackConfig("kubespray"), { masters: { password: "master-pw" }, workers: { password: "worker-pw" }, kubespray: { password: "ansible-pw" }, externalLoadBalancer: { password: "lb-pw" }, ...mergeInto(over) });
+}
+
+/** `over` as withSecrets merges it (the kubespray key's password kept). */
+function mergeInto(over: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+    return { ...over, ...(over.kubespray ? { kubespray: { password: "ansible-pw", ...over.kubespray } } : {}) };
+}
 
 function storageConfig(): Record<string, string> {
     return withSecrets(readStackConfig("storage"), { masters: { password: "master-pw" }, workers: { password: "worker-pw" }, storageServer: { password: "storage-pw" } }).config;
