@@ -9,7 +9,7 @@ import { KubesprayWorker } from "../providers/kubespray/kubesprayWorker";
 import { AnsibleLogins } from "../providers/kubespray/playbooks";
 import { SshTarget } from "../providers/transport/ssh";
 import { hostPort, kubeconfigAt } from "./kubeadmPlan";
-import { clusterVarsYaml, ExternalApiEndpoint, inventoryHosts, proxyVarsYaml } from "./kubesprayPlan";
+import { clusterVarsYaml, ExternalApiEndpoint, inventoryHosts, kubesprayVarsFile, proxyVarsYaml } from "./kubesprayPlan";
 import { sha256Of } from "./fileDigest";
 import { Server } from "./server";
 
@@ -119,6 +119,7 @@ function buildKubesprayInstall(name: string, args: KubesprayInstallArgs, parent:
     };
     const logins = loginOf([...args.masters, ...args.workers]);
     const proxyVars = proxyVarsYaml(spec);
+    const vars = kubesprayVarsFile(spec);
     const cluster = new KubesprayCluster(
         `${name}-cluster`,
         {
@@ -134,6 +135,9 @@ function buildKubesprayInstall(name: string, args: KubesprayInstallArgs, parent:
             hostsYaml: pulumi.all([masters, workers]).apply(([m, w]) => inventoryHosts(m, w, users)),
             clusterVarsYaml: apiEndpoint.apply((endpoint) => clusterVarsYaml(spec, endpoint)),
             proxyVarsYaml: proxyVars && pulumi.secret(proxyVars),
+            kubernetesVersion: k.kubernetesVersion,
+            vars: vars?.masked,
+            varsFile: vars && pulumi.secret(vars.file),
             logins: pulumi.secret(logins),
             firstMaster: connectionOf(args.masters[0]),
             factsPlaybook: release.factsPlaybook,

@@ -4,6 +4,7 @@
  * go into these).
  */
 import * as YAML from "yaml";
+import { findSecretLeaves, maskSecrets } from "../config/secrets";
 import { ClusterSpec } from "../config/spec";
 
 /** A node as the inventory lists it. */
@@ -48,9 +49,15 @@ export function inventoryHosts(masters: InventoryNode[], workers: InventoryNode[
     return HEADER + YAML.stringify(inventory, { nullStr: "" });
 }
 
-/** group_vars/k8s_cluster: the CIDRs and the external load balancer, none of them secret. */
+/**
+ * group_vars/k8s_cluster: the Kubernetes version when one is given (where kubespray's sample inventory has it,
+ * group_vars/k8s_cluster/k8s-cluster.yml; left out, the release's own default applies), the CIDRs and the
+ * external load balancer, none of them secret.
+ */
 export function clusterVarsYaml(spec: ClusterSpec, lb: ExternalApiEndpoint | undefined): string {
+    const kubeVersion = spec.kubespray?.kubeVersion;
     const vars = {
+        ...(kubeVersion ? { kube_version: kubeVersion } : {}),
         kube_pods_subnet: spec.kubernetes.podCidr,
         kube_service_addresses: spec.kubernetes.serviceCidr,
         kube_apiserver_port: spec.controlPlane.apiServerPort,
@@ -84,4 +91,17 @@ export function proxyVarsYaml(spec: ClusterSpec): string | undefined {
             ...(noProxy.length ? { additional_no_proxy: noProxy.join(",") } : {}),
         })
     );
+}
+
+/**
+ * The operator's kubespray.vars: group_vars/all/k8s-vnf-vars.yml with the values in it that the project's
+ * secrets rule finds (config/secrets.ts), to keep out of what the playbooks print; and the vars with those
+ * masked, for the diff and the plan. Undefined without vars (the step then writes a file that sets none).
+ */
+export function kubesprayVarsFile(spec: ClusterSpec): { file: { yaml: string; secrets: string[] }; masked: Record<string, unknown> } | undefined {
+    const vars = spec.kubespray?.vars ?? {};
+    if (Object.keys(vars).length === 0) return undefined;
+    // Ansible reads YAML 1.1 (PyYAML): written as 1.1, a string "yes", "on" or "2024-01-01" stays a string.
+    const yaml = HEADER + YAML.stringify(vars, { version: "1.1" });
+    return { file: { yaml, secrets: findSecretLeaves(vars).map((leaf) => leaf.value) }, masked: maskSecrets(vars) };
 }

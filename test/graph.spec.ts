@@ -537,7 +537,7 @@ describe("resource graphs: Kubernetes with kubeadm", () => {
         assert.ok(lbInside);
         assert.ok(isSecret(cluster.inputs.logins) && isSecret(cluster.inputs.firstMaster));
         assert.deepEqual(plain(cluster.inputs.logins), { passwords: { "kubespray-master-0": "m-pw", "kubespray-worker-0": "w-pw", "kubespray-worker-1": "w-pw" } });
-        assert.deepEqual(cluster.opts.additionalSecretOutputs, ["connection", "proxyVarsYaml", "logins", "firstMaster", "adminKubeconfig"]);
+        assert.deepEqual(cluster.opts.additionalSecretOutputs, ["connection", "proxyVarsYaml", "varsFile", "logins", "firstMaster", "adminKubeconfig"]);
 
         const member = graph.named("kubespray-kubespray-worker-1-member");
         assert.equal(member.inputs.nodeName, "kubespray-worker-1");

@@ -9,6 +9,8 @@ import { ProviderHost } from "./support/providerHost";
  *   archive, root or proxy updates it in place; a refresh that found another release installed is drift.
  * - KubesprayCluster: a new heal generation or another inventory directory is a new cluster, delete-first
  *   (two clusters cannot own the same nodes); workers joining or leaving, new variables or logins update it.
+ *   A running cluster keeps its Kubernetes version: given, changed or left out where it was not, it is
+ *   refused at check (cluster.yml is no upgrade), unless the cluster is replaced anyway.
  * - KubesprayWorker: a new VM is a new member, delete-first (remove-node.yml before the new VM joins); other
  *   changes update it. Its node name is never empty and remove-node.yml's variables never set `node`: either
  *   would make remove-node.yml take every node.
@@ -18,7 +20,8 @@ const NODE_PW = "node-pw-not-shown";
 const MASTER_PW = "master-pw-not-shown";
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nkey-not-shown\n-----END OPENSSH PRIVATE KEY-----\n";
 const PROXY_URL = "http://proxyuser:proxy-pw-not-shown@proxy.example.com:3128";
-const SECRETS = ["conn-pw-not-shown", NODE_PW, MASTER_PW, "key-not-shown", "proxy-pw-not-shown"];
+const VARS_SECRET = "vars-token-not-shown";
+const SECRETS = ["conn-pw-not-shown", NODE_PW, MASTER_PW, "key-not-shown", "proxy-pw-not-shown", VARS_SECRET];
 
 const connection = { host: "192.0.2.20", username: "ubuntu", password: "conn-pw-not-shown" };
 const SHA = "cd".repeat(32);
@@ -57,6 +60,9 @@ const CLUSTER = {
     logins: { passwords: { "vnf-1-master-0": MASTER_PW, "vnf-1-master-1": MASTER_PW, "vnf-1-worker-0": NODE_PW } },
     firstMaster: { host: "10.10.0.5", username: "ubuntu", password: MASTER_PW },
     factsPlaybook: "playbooks/facts.yml",
+    kubernetesVersion: "1.34.2",
+    vars: { kube_network_plugin: "cilium", argocd_admin_password: "[secret]" },
+    varsFile: { yaml: `kube_network_plugin: cilium\nargocd_admin_password: ${VARS_SECRET}\n`, secrets: [VARS_SECRET] },
 };
 const CLUSTER_STATE = { installedWorkers: WORKERS, adminKubeconfig: "apiVersion: v1\nkind: Config\n", nodeMtu: 1450, hostKeyFingerprint: "SHA256:ansible" };
 
@@ -176,6 +182,30 @@ describe("kubespray steps: check and diff through the real dynamic-provider host
             assert.deepEqual(await kc.failures({}), []);
             assert.deepEqual(await kc.failures({ logins: { privateKey: KEY }, proxyVarsYaml: undefined }), []);
             assert.deepEqual(await kc.failures({ masters: [MASTERS[0]], workers: [{ ...WORKERS[0], address: "fd00::7" }] }), []);
+            // No version (the release's default) and no operator variables, as a stack made before them.
+            assert.deepEqual(await kc.failures({ kubernetesVersion: undefined, vars: undefined, varsFile: undefined }), []);
+        });
+
+        it("refuses a version that is none, and a vars file that is not {yaml, secrets}", async () => {
+            for (const kubernetesVersion of ["v1.34.2", "1.34", "latest", "1.34.2; reboot", 1.34]) assert.deepEqual(await kc.properties({ kubernetesVersion }), ["kubernetesVersion"], JSON.stringify(kubernetesVersion));
+            for (const varsFile of [{ yaml: 7, secrets: [] }, { yaml: "a: 1\n" }, { yaml: "a: 1\n", secrets: VARS_SECRET }, { yaml: "a: 1\n", secrets: [7] }, "a: 1\n", null]) {
+                assert.deepEqual(await kc.properties({ varsFile }), ["varsFile"], JSON.stringify(varsFile));
+            }
+        });
+
+        it("a running cluster keeps its Kubernetes version: a change, or one given or left out where it was not, is refused at check", async () => {
+            const olds = { ...kc.news(), ...CLUSTER_STATE };
+            const refusal = async (from: string | undefined, to: string | undefined, over: Props = {}) =>
+                (await cluster.check({ ...olds, kubernetesVersion: from }, kc.news({ kubernetesVersion: to, ...over }))).failures.filter((f) => f.property === "kubernetesVersion").map((f) => f.reason);
+            assert.match((await refusal("1.34.2", "1.34.3"))[0], /^kubernetes\.version changed from 1\.34\.2 to 1\.34\.3: a running cluster is not upgraded by k8s-vnf/);
+            assert.match((await refusal(undefined, "1.34.3"))[0], /changed from the kubespray release's default \(kubernetes\.version not set\) to 1\.34\.3/);
+            assert.match((await refusal("1.34.2", undefined))[0], /changed from 1\.34\.2 to the kubespray release's default/);
+            assert.deepEqual(await refusal("1.34.2", "1.34.2"), []);
+            assert.deepEqual(await refusal(undefined, undefined), [], "a cluster made before versions were passed, still without one");
+            // A new cluster (an entire heal, another inventory) takes any version; so does a cluster not made yet.
+            assert.deepEqual(await refusal("1.34.2", "1.35.0", { generation: 1 }), []);
+            assert.deepEqual(await refusal(undefined, "1.35.0", { inventoryPath: "/var/lib/k8s-vnf/inventory/vnf-1b" }), []);
+            assert.deepEqual((await cluster.check({}, kc.news({ kubernetesVersion: "1.35.0" }))).failures, []);
         });
 
         it("refuses bad inputs before anything runs, each failure naming its property", async () => {
@@ -208,7 +238,7 @@ describe("kubespray steps: check and diff through the real dynamic-provider host
         });
 
         it("lets values still unknown at preview through, also inside lists, and still refuses the known bad ones", async () => {
-            const keys = ["kubesprayRoot", "ansiblePlaybook", "inventoryPath", "cluster", "timeoutMinutes", "masters", "workers", "generation", "hostsYaml", "clusterVarsYaml", "proxyVarsYaml", "logins", "firstMaster", "factsPlaybook", "connection"];
+            const keys = ["kubesprayRoot", "ansiblePlaybook", "inventoryPath", "cluster", "timeoutMinutes", "masters", "workers", "generation", "hostsYaml", "clusterVarsYaml", "proxyVarsYaml", "kubernetesVersion", "vars", "varsFile", "logins", "firstMaster", "factsPlaybook", "connection"];
             for (const key of keys) assert.deepEqual(await kc.failures({ [key]: UNKNOWN }), [], key);
             const nested = {
                 masters: [{ ...MASTERS[0], address: UNKNOWN }],
@@ -236,6 +266,9 @@ describe("kubespray steps: check and diff through the real dynamic-provider host
                 { workers: [WORKERS[0], { ...w1, vmId: UNKNOWN }] },
                 { clusterVarsYaml: "kube_pods_subnet: 10.245.0.0/16\n" },
                 { proxyVarsYaml: undefined },
+                { vars: { kube_network_plugin: "calico" }, varsFile: { yaml: "kube_network_plugin: calico\n", secrets: [] } },
+                { varsFile: { yaml: "argocd_admin_password: another\n", secrets: ["another"] } },
+                { vars: undefined, varsFile: undefined },
                 { logins: { privateKey: KEY } },
                 { ansiblePlaybook: "/usr/local/bin/ansible-playbook", kubesprayRoot: "/srv/kubespray" },
                 { timeoutMinutes: 90 },
@@ -329,6 +362,7 @@ describe("kubespray steps: check and diff through the real dynamic-provider host
                 logins: { passwords: MASTER_PW, privateKey: "" },
             });
             await collect(kc, { logins: { privateKey: "" }, masters: [] });
+            await collect(kc, { kubernetesVersion: VARS_SECRET, varsFile: { yaml: VARS_SECRET, secrets: VARS_SECRET }, cluster: VARS_SECRET });
             await collect(kw, {
                 nodeName: NODE_PW,
                 removeNodeVars: [`node=${NODE_PW}`, `http_proxy=${PROXY_URL}`],

@@ -27,14 +27,17 @@ export function imageRepositoryChangeRefusal(from: string | undefined, to: strin
 
 /**
  * A step provider whose check refuses a new `kubernetesVersion` for a resource that would stay, and a new
- * `imageRepository` too when `pinImageRepository`.
+ * `imageRepository` too when `pinImageRepository`. With `unsetVersion`, no version is one too (an installer's
+ * default, so named in the refusal), and a version given or left out where it was not is a change.
  */
 export class VersionPinnedProvider<I extends StepInputs, C extends StepInputs = StepInputs> extends StepProvider<I, C> {
     private readonly pinsImageRepository: boolean;
+    private readonly unsetVersion?: string;
 
-    constructor(def: StepDefinition<I, C>, options: { pinImageRepository?: boolean } = {}) {
+    constructor(def: StepDefinition<I, C>, options: { pinImageRepository?: boolean; unsetVersion?: string } = {}) {
         super(def);
         this.pinsImageRepository = options.pinImageRepository ?? false;
+        this.unsetVersion = options.unsetVersion;
     }
 
     async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ inputs: Record<string, unknown>; failures: Failure[] }> {
@@ -42,10 +45,12 @@ export class VersionPinnedProvider<I extends StepInputs, C extends StepInputs = 
         // The engine passes the old inputs (none for a new resource): what the last update was given.
         const from = olds.kubernetesVersion;
         const to = news.kubernetesVersion;
-        const version = (v: unknown): v is string => typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v);
+        const unset = this.unsetVersion;
+        const version = (v: unknown): v is string | undefined => (typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v)) || (unset !== undefined && v === undefined);
+        // A new resource has no old connection: replacesOf names it, so nothing is pinned yet.
         const stays = version(from) && this.replacesOf(olds, news).length === 0;
         if (stays && version(to) && from !== to) {
-            checked.failures.push({ property: "kubernetesVersion", reason: versionChangeRefusal(from, to) });
+            checked.failures.push({ property: "kubernetesVersion", reason: versionChangeRefusal(from ?? unset!, to ?? unset!) });
         }
         const repository = (v: unknown): v is string | undefined => v === undefined || isImageRepository(v);
         if (this.pinsImageRepository && stays && repository(olds.imageRepository) && repository(news.imageRepository) && olds.imageRepository !== news.imageRepository) {
