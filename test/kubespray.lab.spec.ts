@@ -5,7 +5,9 @@
  * (test/lab/stand-ins/kubespray: real plays trimmed from v2.23.3), given as the package's release archive as
  * an air-gapped site gives it. Its plays reach every node over SSH with the inventory the step wrote, and
  * record what ran where (.standin/runs.log). The external load balancer runs real HAProxy in front of the
- * masters' API, on its two ports' addresses (the outside one, and the one on the cluster network).
+ * masters' API, on its two ports' addresses (the outside one, and the one on the cluster network). The stack
+ * names a Kubernetes version of the release's list and a kubespray variable (kubespray.vars): the real
+ * ansible-inventory reads both from the inventory the step wrote, and the nodes get that version.
  *
  * A worker's heal is tested through the LCM service (kubesprayLcm.lab.spec.ts), on the same plays.
  */
@@ -26,6 +28,9 @@ const ROOT = "/opt/kubespray";
 const INVENTORY = "/var/lib/k8s-vnf/inventory/ks";
 const ANSIBLE = "ks-ansible";
 const LB = "ks-external-lb";
+/** A Kubernetes version kubespray v2.23.3 installs (its checksums list 1.25.0–1.27.10), and a variable it documents. */
+const KUBERNETES_VERSION = "1.27.7";
+const VARS = { upstream_dns_servers: ["192.0.2.53"] };
 
 describe("kubespray cluster on lab hosts (seed 001's flavour): the real Pulumi CLI and plugins, real Ansible and HAProxy", function () {
     useBuiltTools();
@@ -52,8 +57,8 @@ describe("kubespray cluster on lab hosts (seed 001's flavour): the real Pulumi C
             packageDir: path.join(dir, "package"),
             masters: { count: 1, password },
             workers: { count: 2, maxCount: 5, password },
-            kubernetes: { drainTimeout: 5 },
-            kubespray: { username: "ubuntu", password, version: VERSION, releaseFile, server: {} },
+            kubernetes: { drainTimeout: 5, version: KUBERNETES_VERSION },
+            kubespray: { username: "ubuntu", password, version: VERSION, releaseFile, server: {}, vars: VARS },
             externalLoadBalancer: { password, apiPort: 8383 },
         })));
         state = clusterState(suite.lab, "ks");
@@ -80,6 +85,14 @@ describe("kubespray cluster on lab hosts (seed 001's flavour): the real Pulumi C
         const hostsYaml = await inside(ANSIBLE, `cat ${INVENTORY}/hosts.yaml`);
         assert.ok(!hostsYaml.includes(suite.lab.password), "no password in hosts.yaml");
         assert.equal(YAML.parse(hostsYaml).all.hosts["ks-worker-0"].ansible_host, suite.lab.host(worker(0)).address);
+        // kubernetes.version as v2.23.3 spells it (group_vars/k8s_cluster) and kubespray.vars (group_vars/all, 0600),
+        // as Ansible reads the inventory for a node (only those two printed: the node's login is there too).
+        assert.match(files, /^600 ubuntu \.\/group_vars\/all\/k8s-vnf-vars\.yml$/m);
+        const pick = "import json,sys; v=json.load(sys.stdin); print(json.dumps({k: v.get(k) for k in ['kube_version', 'upstream_dns_servers']}))";
+        const seen = JSON.parse(await inside(ANSIBLE, `ansible-inventory -i ${INVENTORY}/hosts.yaml --host ${worker(0)} | python3 -c "${pick}"`));
+        assert.deepEqual(seen, { kube_version: `v${KUBERNETES_VERSION}`, ...VARS });
+        assert.equal(run.vars.kube_version, `v${KUBERNETES_VERSION}`, "what cluster.yml ran with");
+        assert.equal((await inside(worker(1), "cat /etc/k8s-standin-version")).trim(), `v${KUBERNETES_VERSION}`, "the release's download took that version");
 
         const cfg = await lbConfig();
         assert.match(cfg, new RegExp(`server ks-master-0 ${suite.lab.host("ks-master-0").address.replace(/\./g, "\\.")}:6443 check check-ssl verify none`));
