@@ -5,18 +5,18 @@
 import { kubesprayRelease } from "./kubesprayReleases";
 import { checkKubespray } from "./kubesprayConfig";
 import { isIP } from "node:net";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as YAML from "yaml";
 import { isNoProxyEntry, kubeadmVersionProblem } from "./fields";
-import { Network, overlaps, parseCidr } from "./net";
-import { DEFAULT_KUBERNETES_VERSION, Placement, StackConfig } from "./schema";
+import { overlaps } from "./net";
+import { Checker } from "./checker";
+import { caCertificate, resolveRegistry } from "./resolveRegistry";
+import { noLogin, resolveSecurityGroup, resolveServer } from "./resolveServer";
+import { DEFAULT_KUBERNETES_VERSION, StackConfig } from "./schema";
 import {
-    ClusterSpec, CnfSpec, ConfigProblem, NodeGroupSpec, NodeRole, RegistrySpec, ServerSpec, TenantSpec, VnfSpec,
+    ClusterSpec, CnfSpec, ConfigProblem, NodeGroupSpec, NodeRole, TenantSpec, VnfSpec,
 } from "./spec";
 import { planCnfObjects } from "./cnfManifests";
-import { ImageArchiveFormat, imageArchiveFormat } from "./imageArchive";
-import { MIB, ReadLimit, readRegularFile } from "./untrustedFile";
+import { CA_CERTIFICATE, checkPemCertificate, KUBERNETES_MANIFEST, KUBESPRAY_RELEASE, PackageFiles, PV_MANIFEST } from "./packageFiles";
 
 export interface ResolveOptions {
     /** Used for VM names when `vnfName` is not set. */
@@ -45,23 +45,6 @@ export const FLAVOUR_DEFAULTS = {
 
 const WORKER_RANGE_DEFAULT = { min: 1, max: 10 };
 
-class Checker {
-    readonly problems: ConfigProblem[] = [];
-    readonly warnings: ConfigProblem[] = [];
-    fail(path: string, message: string): void {
-        this.problems.push({ path, message });
-    }
-    warn(path: string, message: string): void {
-        this.warnings.push({ path, message });
-    }
-    /** Parses a CIDR that passed the format check; normalizes host bits with a warning. */
-    network(path: string, text: string): Network {
-        const n = parseCidr(text)!;
-        if (n.hadHostBits) this.warn(path, `${text} has host bits set; using ${n.text}`);
-        return n;
-    }
-}
-
 export function sanitizeName(stackName: string): string {
     const cleaned = stackName.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
     return cleaned || "vnf";
@@ -74,40 +57,6 @@ export function resolveVnf(config: StackConfig, options: ResolveOptions): Resolv
     const resolvers = { cluster: resolveCluster, registry: resolveRegistry, cnf: resolveCnf };
     const spec = resolvers[config.vnfKind](config, name, files, c, options);
     return c.problems.length ? { problems: c.problems, warnings: c.warnings } : { spec, problems: [], warnings: c.warnings };
-}
-
-/** A node that no one can log in to: how to give it a password, or the other way. */
-const noLogin = (field: string) => `no way to log in: set a password as a secret (pulumi config set --secret --path '${field}') or \`ssh.privateKey\``;
-
-/**
- * Resolves where one VM (or each VM of a group) goes. `single` VMs take their fixed IP from `fixedIps[0]`;
- * node groups keep theirs per index.
- */
-function resolveServer(config: StackConfig, field: string, p: Placement, c: Checker, sshKey: boolean, single = true): ServerSpec {
-    const image = p.image ?? config.image;
-    const flavor = p.flavor ?? config.flavor;
-    const networkId = p.networkId ?? config.network?.networkId;
-    const subnetId = p.subnetId ?? (p.networkId ? undefined : config.network?.subnetId);
-    if (!image) c.fail(`${field}.image`, "no image: set it here or the top-level `image`");
-    if (!flavor) c.fail(`${field}.flavor`, "no flavor: set it here or the top-level `flavor`");
-    if (!networkId) c.fail(`${field}.networkId`, "no network: set it here or `network.networkId`");
-    if (!p.password && !sshKey) c.fail(`${field}.password`, noLogin(`${field}.password`));
-    else if (p.enablePasswordLogin && !p.password) c.fail(`${field}.enablePasswordLogin`, `needs a password: set ${field}.password as a secret, or leave password login off to log in with \`ssh.privateKey\``);
-    if (p.fixedIps?.length && !subnetId) c.fail(`${field}.subnetId`, "fixed IPs need the subnet they belong to");
-    if (single && p.fixedIps && p.fixedIps.length > 1) c.fail(`${field}.fixedIps`, "a single VM takes one fixed IP");
-    return {
-        image: image ?? "",
-        flavor: flavor ?? "",
-        networkId: networkId ?? "",
-        subnetId,
-        fixedIp: single ? p.fixedIps?.[0] : undefined,
-        floatingIpPool: p.floatingIpPool,
-        availabilityZone: p.availabilityZone,
-        username: p.username,
-        password: p.password,
-        enablePasswordLogin: p.enablePasswordLogin,
-        powerState: config.operate.vnfState === "STOPPED" ? "shutoff" : "active",
-    };
 }
 
 function resolveCluster(config: StackConfig, name: string, files: PackageFiles, c: Checker): ClusterSpec {
@@ -431,88 +380,6 @@ function resolvePortMove(move: StackConfig["workers"]["portMove"], count: number
     return { from: { ...move.from, fixedIps }, moved: move.moved };
 }
 
-function resolveRegistry(config: StackConfig, name: string, files: PackageFiles, c: Checker): RegistrySpec {
-    if (config.cnf) c.fail("cnf", "only for vnfKind: cnf");
-    if (config.tenants.length) c.fail("tenants", "only for vnfKind: cluster");
-    const clusterOnly = ["storageServer", "kubespray", "externalLoadBalancer", "podAffinity", "proxy"] as const;
-    for (const key of clusterOnly) if (config[key]) c.fail(key, "only for vnfKind: cluster");
-    if (config.persistentVolumes.length) c.fail("persistentVolumes", "only for vnfKind: cluster");
-    if (config.privateRegistries.length) c.fail("privateRegistries", "only for vnfKind: cluster");
-    if (config.flavourChange) c.fail("flavourChange", "only for vnfKind: cluster");
-    if (config.operate.drained) c.fail("operate.drained", "a registry VNF has no Kubernetes nodes to drain; stop it with operate.vnfState");
-    const r = config.registry;
-    if (!r) {
-        c.fail("registry", "vnfKind registry needs the `registry` settings");
-        return undefined as unknown as RegistrySpec;
-    }
-    const securityGroup = resolveSecurityGroup(config, c);
-    for (const key of Object.keys(config.heal.nodes)) if (key !== "registry") c.fail(`heal.nodes.${key}`, "a registry VNF heals its one VM: heal.nodes.registry");
-    const seenUsers = new Map<string, number>();
-    r.users.forEach((u, i) => {
-        if (seenUsers.has(u.username)) c.fail(`registry.users[${i}].username`, `duplicates registry.users[${seenUsers.get(u.username)}].username`);
-        seenUsers.set(u.username, i);
-    });
-    return {
-        kind: "registry",
-        name,
-        server: resolveServer(config, "registry", r, c, config.ssh.privateKey !== undefined),
-        connectionPoint: r.connectionPoint,
-        port: r.port,
-        imageFile: r.imageFile && imageArchive(files, "registry.imageFile", r.imageFile, c)?.file,
-        volume: r.volume,
-        tls: r.tls && resolveTls(r.tls, files, c),
-        users: r.users,
-        preloadImages: r.preloadImages.flatMap((p, i) => {
-            const archive = imageArchive(files, `registry.preloadImages[${i}].file`, p.file, c);
-            return archive ? [{ ...archive, image: p.image }] : [];
-        }),
-        healGeneration: config.heal.generation + (config.heal.nodes.registry ?? 0),
-        securityGroup,
-        ssh: config.ssh,
-        tacker: config.tacker,
-        operate: config.operate,
-    };
-}
-
-/** An image tarball of the package and its format (see imageArchive.ts); undefined after a reported problem. */
-function imageArchive(files: PackageFiles, field: string, relative: string, c: Checker): { file: string; format: ImageArchiveFormat } | undefined {
-    const before = c.problems.length;
-    const file = files.check(field, relative, IMAGE_ARCHIVE);
-    if (c.problems.length > before || !path.isAbsolute(file)) return undefined;
-    const found = imageArchiveFormat(file);
-    if ("problem" in found) {
-        c.fail(field, `${relative} ${found.problem}`);
-        return undefined;
-    }
-    return { file, format: found.format };
-}
-
-/** The registry's certificate and key, each from the package or given in config (exactly one way each). */
-function resolveTls(tls: NonNullable<NonNullable<StackConfig["registry"]>["tls"]>, files: PackageFiles, c: Checker): RegistrySpec["tls"] {
-    const one = (name: "certificate" | "privateKey", kind: PackageFileKind): string | undefined => {
-        const field = `registry.tls.${name}`;
-        const file = tls[`${name}File`];
-        const given = tls[name];
-        if ((file === undefined) === (given === undefined)) {
-            c.fail(file === undefined ? field : `${field}File`, `give the ${name === "certificate" ? "certificate" : "private key"} once: ${name} (PEM) or ${name}File (in the package)`);
-            return undefined;
-        }
-        if (given !== undefined) {
-            const problem = kind.check(given);
-            if (problem) c.fail(field, problem);
-            return given;
-        }
-        return files.read(`${field}File`, file!, kind).text;
-    };
-    const certificate = one("certificate", CA_CERTIFICATE);
-    const privateKey = one("privateKey", PRIVATE_KEY);
-    return certificate !== undefined && privateKey !== undefined ? { certificate, privateKey } : undefined;
-}
-
-function caCertificate(file: { path: string; text?: string }): { caCertificateFile: string; caCertificate?: string } {
-    return { caCertificateFile: file.path, ...(file.text !== undefined ? { caCertificate: file.text } : {}) };
-}
-
 function checkFixedIpsUnique(c: Checker, lists: [string, string[]][]): void {
     const seen = new Map<string, string>();
     for (const [field, ips] of lists) {
@@ -522,135 +389,5 @@ function checkFixedIpsUnique(c: Checker, lists: [string, string[]][]): void {
             else seen.set(ip, where);
         });
     }
-}
-
-/** Checks the security-group settings and returns them with normalized CIDRs. */
-function resolveSecurityGroup(config: StackConfig, c: Checker): ClusterSpec["securityGroup"] {
-    const allowedCidrs = config.securityGroup.allowedCidrs.map((cidr, i) => c.network(`securityGroup.allowedCidrs[${i}]`, cidr).text);
-    const extraRules = config.securityGroup.extraRules.map((r, i) => {
-        const field = `securityGroup.extraRules[${i}]`;
-        const hasPorts = r.portRangeMin !== undefined || r.portRangeMax !== undefined;
-        if (hasPorts && r.protocol !== "tcp" && r.protocol !== "udp") c.fail(`${field}.protocol`, "port ranges need tcp or udp");
-        if (r.portRangeMin !== undefined && r.portRangeMax !== undefined && r.portRangeMin > r.portRangeMax) {
-            c.fail(`${field}.portRangeMax`, `is below portRangeMin ${r.portRangeMin}`);
-        }
-        return { ...r, remoteIpPrefix: c.network(`${field}.remoteIpPrefix`, r.remoteIpPrefix).text };
-    });
-    return { allowedCidrs, extraRules };
-}
-
-/**
- * Largest manifest or certificate read from a VNF package. A PersistentVolume manifest or a CA bundle is a
- * few KiB; 1 MiB is also the most a Kubernetes ConfigMap or Secret holds, and below the ~1.5 MiB etcd takes
- * for any one object. Anything larger is not such a file, and is refused without being read.
- */
-export const PACKAGE_TEXT_FILE_LIMIT = MIB;
-
-/** A kind of package file: how much of it is read, and the check of what was read. */
-interface PackageFileKind {
-    read: ReadLimit;
-    check: (text: string) => string | undefined;
-}
-
-const PV_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPersistentVolumeManifest };
-/** A CNF's manifest: its documents are checked when the objects are planned (cnfManifests.ts). */
-const KUBERNETES_MANIFEST: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: () => undefined };
-const CA_CERTIFICATE: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemCertificate };
-const PRIVATE_KEY: PackageFileKind = { read: { whole: PACKAGE_TEXT_FILE_LIMIT }, check: checkPemPrivateKey };
-/** A kubespray release archive: a gzip stream (RFC 1952's magic bytes); only its head is read. */
-const KUBESPRAY_RELEASE: PackageFileKind = { read: { head: 2 }, check: (head) => (head === "\x1f\x8b" ? undefined : "is not a gzip archive (kubespray-<version>.tar.gz)") };
-/** An image archive runs to gigabytes: only its first tar header (512 bytes) is read here. */
-const IMAGE_ARCHIVE: PackageFileKind = { read: { head: 512 }, check: checkImageTar };
-
-/** Resolves files of the VNF package and checks them when the package directory is known. */
-class PackageFiles {
-    private readonly root?: string;
-    constructor(packageDir: string | undefined, baseDir: string, private readonly c: Checker, private readonly required: boolean) {
-        this.root = packageDir === undefined ? undefined : path.resolve(baseDir, packageDir);
-        if (this.root !== undefined && !isDirectory(this.root)) {
-            c.fail("packageDir", `${packageDir} is not a directory`);
-            this.root = undefined;
-        }
-    }
-
-    /** Returns the absolute path; reports a missing package dir, a missing file, one that is no fit to read, or bad content. */
-    check(field: string, relative: string, kind: PackageFileKind): string {
-        return this.read(field, relative, kind).path;
-    }
-
-    /** As {@link check}, with the text read when the file passed (a whole-file kind only). */
-    read(field: string, relative: string, kind: PackageFileKind): { path: string; text?: string } {
-        if (this.root === undefined) {
-            if (this.required) this.c.fail(field, "refers to a package file: set `packageDir`");
-            return { path: relative };
-        }
-        const full = path.join(this.root, relative);
-        let real: string;
-        try {
-            real = fs.realpathSync(full);
-        } catch {
-            this.c.fail(field, `${relative} does not exist in the package directory`);
-            return { path: full };
-        }
-        if (!real.startsWith(fs.realpathSync(this.root) + path.sep)) {
-            this.c.fail(field, `${relative} leads outside the package directory`);
-            return { path: full };
-        }
-        const read = readRegularFile(real, kind.read);
-        if ("problem" in read) {
-            this.c.fail(field, `${relative} ${read.problem}`);
-            return { path: real };
-        }
-        const problem = kind.check(read.bytes.toString("latin1"));
-        if (problem) {
-            this.c.fail(field, `${relative}: ${problem}`);
-            return { path: real };
-        }
-        return { path: real, text: "whole" in kind.read ? read.bytes.toString("utf8") : undefined };
-    }
-}
-
-function isDirectory(p: string): boolean {
-    try {
-        return fs.statSync(p).isDirectory();
-    } catch {
-        return false;
-    }
-}
-
-export function checkPersistentVolumeManifest(text: string): string | undefined {
-    let doc: unknown;
-    try {
-        doc = YAML.parse(text);
-    } catch (e) {
-        return `not valid YAML (${(e as Error).message.split("\n")[0]})`;
-    }
-    const d = doc as { kind?: unknown; metadata?: { name?: unknown }; spec?: { nfs?: { server?: unknown; path?: unknown } } } | null;
-    if (!d || d.kind !== "PersistentVolume") return "not a PersistentVolume manifest (kind must be PersistentVolume)";
-    if (typeof d.metadata?.name !== "string") return "has no metadata.name";
-    if (typeof d.spec?.nfs?.path !== "string") return "has no spec.nfs.path (only NFS PersistentVolumes are served by the storage server)";
-    return undefined;
-}
-
-const PEM_BEGIN = "-----BEGIN CERTIFICATE-----";
-const PEM_END = "-----END CERTIFICATE-----";
-
-export function checkPemCertificate(text: string): string | undefined {
-    // Not /BEGIN[\s\S]+END/: on a 1 MiB file of BEGIN lines that regular expression runs for most of a minute.
-    const begin = text.indexOf(PEM_BEGIN);
-    const found = begin >= 0 && text.indexOf(PEM_END, begin + PEM_BEGIN.length + 1) >= 0;
-    return found ? undefined : "not a PEM certificate";
-}
-
-function checkPemPrivateKey(text: string): string | undefined {
-    const begin = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/.exec(text.slice(0, 4096));
-    if (!begin) return "not a PEM private key";
-    if (begin[0].includes("ENCRYPTED")) return "is an encrypted private key: the registry reads the key without a passphrase";
-    return text.includes("PRIVATE KEY-----", begin.index + begin[0].length) ? undefined : "not a PEM private key (no END line)";
-}
-
-function checkImageTar(text: string): string | undefined {
-    // A `docker save` archive is a tar: "ustar" at offset 257 of the first header.
-    return text.slice(257, 262) === "ustar" ? undefined : "not a tar archive (expected a `docker save` or OCI image tar)";
 }
 

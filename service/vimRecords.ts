@@ -4,7 +4,7 @@
  * as `__` fields, which no answer shows.
  */
 import { randomUUID } from "node:crypto";
-import { checkPemCertificate } from "../config/resolve";
+import { checkPemCertificate } from "../config/packageFiles";
 import { kubernetesLabelName } from "../config/fields";
 import { KubernetesVimSchema } from "../config/schema";
 import { conflict, notFound, ProblemError } from "./problem";
