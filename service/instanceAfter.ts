@@ -1,7 +1,7 @@
 /**
  * What a VNF instance becomes when an operation on it completes or is rolled back: its instantiation state,
  * links, VIM connections and `instantiatedVnfInfo` from the stack's outputs (SOL003 VnfInstance), and the
- * stack config and scale it now has; and the OpenStack environment of a registered VIM.
+ * stack config and scale it now has.
  */
 import { cnfScale, VnfdLookup } from "./cnfOperations";
 import { cnfVimConnectionInfo, instanceLinks, instantiatedInfo, vimConnectionInfoOf, vnfStateOf, withoutKeys } from "./instanceView";
@@ -55,18 +55,4 @@ export function instanceAfter(op: Body, instance: Body, direction: "forward" | "
               vimConnectionInfo,
           };
     return next;
-}
-
-/** The `OS_*` variables of a registered OpenStack VIM, for the Pulumi commands of an operation on it. */
-export function openStackEnvOf(vim: Body): Record<string, string> {
-    const env: Record<string, string> = {
-        OS_AUTH_URL: String(vim.authUrl),
-        OS_USERNAME: String(vim.username),
-        OS_PASSWORD: String(vim.__password),
-        OS_PROJECT_NAME: String(vim.projectName),
-        OS_USER_DOMAIN_NAME: String(vim.userDomainName ?? "Default"),
-        OS_PROJECT_DOMAIN_NAME: String(vim.projectDomainName ?? "Default"),
-    };
-    if (vim.region) env.OS_REGION_NAME = String(vim.region);
-    return env;
 }

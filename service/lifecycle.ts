@@ -23,7 +23,8 @@ import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { Store } from "./store";
-import { instanceAfter, openStackEnvOf } from "./instanceAfter";
+import { instanceAfter } from "./instanceAfter";
+import { openStackEnvOf } from "./vimRecords";
 import { StackRunner } from "./stackRunner";
 
 export type { Operation } from "./operationPlanner";

@@ -135,3 +135,17 @@ export function patchUpdate(store: Store, vim: Body, change: Body): Body {
     assertSamePlace(store, vim, next, change.region !== undefined && change.projectName === undefined ? "region" : "projectName");
     return next;
 }
+
+/** The `OS_*` variables of a registered OpenStack VIM, for the Pulumi commands of an operation on it. */
+export function openStackEnvOf(vim: Body): Record<string, string> {
+    const env: Record<string, string> = {
+        OS_AUTH_URL: String(vim.authUrl),
+        OS_USERNAME: String(vim.username),
+        OS_PASSWORD: String(vim.__password),
+        OS_PROJECT_NAME: String(vim.projectName),
+        OS_USER_DOMAIN_NAME: String(vim.userDomainName ?? "Default"),
+        OS_PROJECT_DOMAIN_NAME: String(vim.projectDomainName ?? "Default"),
+    };
+    if (vim.region) env.OS_REGION_NAME = String(vim.region);
+    return env;
+}
