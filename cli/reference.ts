@@ -3,9 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { TACKER_FIELDS } from "../config/tackerMap";
-import { schemaReference } from "./schemaReference";
-
-const cell = (text: string) => text.replace(/\|/g, "\\|");
+import { cell, schemaReference } from "./schemaReference";
 
 export function tackerReference(): string {
     const rows = TACKER_FIELDS.map((m) => {

@@ -116,7 +116,8 @@ function exampleStacks(projectDir: string): { file: string; config: Record<strin
         });
 }
 
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+/** Text as one Markdown table cell: its pipes escaped, on one line. */
+export const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** The reference of every key: a table per top-level key. */
 export function schemaReference(projectDir: string): string {
