@@ -74,12 +74,6 @@ export class Store {
         this.apply([{ op: "remove", table, id }]);
     }
 
-    /** Bytes on disk: the database file and its write-ahead log. */
-    size(): number {
-        const wal = `${this.file}-wal`;
-        return fs.statSync(this.file).size + (fs.existsSync(wal) ? fs.statSync(wal).size : 0);
-    }
-
     /** Folds the write-ahead log into the database file and closes it. */
     close(): void {
         this.db.close();
