@@ -20,7 +20,7 @@ import { Lab } from "./lab/lab";
 import { FakeOpenStack } from "./support/fakeOpenStack";
 import { LabStack } from "./support/labStack";
 import { failure, LabSuite, useLab } from "./support/labSuite";
-import { clusterState } from "./support/clusterState";
+import { clusterState, managedFilesFingerprint } from "./support/clusterState";
 
 /** HAProxy's runtime admin state of each backend server on a master: 0 = ready, 1 = maintenance. */
 async function backendStates(suite: LabSuite, master: string): Promise<Record<string, string>> {
@@ -28,9 +28,6 @@ async function backendStates(suite: LabSuite, master: string): Promise<Record<st
     return Object.fromEntries(out.split("\n").filter((l) => /^\d+ kubernetes-apiserver /.test(l)).map((l) => l.split(" ")).map((f) => [f[3], f[6]]));
 }
 
-/** What on a host the steps manage: compared before and after a re-run. */
-const MANAGED_FILES = "/etc/hosts /etc/hostname /etc/containerd/config.toml /etc/sysctl.d/99-k8s-vnf.conf /etc/modules-load.d/k8s-vnf.conf /etc/haproxy/haproxy.cfg /etc/keepalived/keepalived.conf /etc/kubernetes/kubelet.conf";
-const fingerprint = (suite: LabSuite, host: string) => suite.lab.inside(host, `for f in ${MANAGED_FILES}; do [ -f "$f" ] && sha256sum "$f"; done; true`);
 
 /** A cluster stack's config on the lab: ports take lab addresses; the nodes' login is the lab's. */
 function labConfig(lab: Lab, flavour: string, masters: number, workers: number): Record<string, unknown> {
@@ -141,7 +138,7 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
 
     it("refresh reads every step back unchanged, and the next up changes nothing: no init or join, no restart, same files", async () => {
         const hosts = [...MASTERS, ...WORKERS.slice(0, 3)];
-        const before = await Promise.all(hosts.map((h) => fingerprint(suite, h)));
+        const before = await Promise.all(hosts.map((h) => managedFilesFingerprint(suite.lab, h)));
         const callsBefore = state.calls().length;
         await stack.refresh();
         assert.equal(stack.outputsOf("lab-kubeadm-worker-1-node").kubernetesVersion, "1.31.4");
@@ -149,7 +146,7 @@ describe("kubeadm cluster on lab hosts: podaffinity (3 masters, 3 workers), the 
         const result = await stack.up();
         assert.deepEqual(Object.keys(result.changes), ["same"], "every resource the same");
         assert.deepEqual(stack.steps.slice(since).filter((s) => s.op !== "same"), []);
-        assert.deepEqual(await Promise.all(hosts.map((h) => fingerprint(suite, h))), before);
+        assert.deepEqual(await Promise.all(hosts.map((h) => managedFilesFingerprint(suite.lab, h))), before);
         assert.deepEqual(state.calls().slice(callsBefore).filter((c) => KUBEADM_CALL.test(c)), []);
     });
 

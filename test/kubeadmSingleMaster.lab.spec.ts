@@ -9,16 +9,13 @@
  */
 import { strict as assert } from "node:assert";
 import { Lab } from "./lab/lab";
-import { clusterState } from "./support/clusterState";
-import { failure, LabSuite, skipAfterFirstFailure, useLab } from "./support/labSuite";
+import { clusterState, managedFilesFingerprint } from "./support/clusterState";
+import { failure, skipAfterFirstFailure, useLab } from "./support/labSuite";
 import { LabOpenStackApi } from "./support/openstackApi/server";
 import { realClusterStack, suiteApi } from "./support/realCluster";
 import { RealStack } from "./support/realStack";
 import { builtTools, useBuiltTools } from "./support/tools";
 
-/** What on a host the steps manage: compared before and after a run. */
-const MANAGED_FILES = "/etc/hosts /etc/hostname /etc/containerd/config.toml /etc/sysctl.d/99-k8s-vnf.conf /etc/modules-load.d/k8s-vnf.conf /etc/haproxy/haproxy.cfg /etc/keepalived/keepalived.conf /etc/kubernetes/kubelet.conf";
-const fingerprint = (suite: LabSuite, host: string) => suite.lab.inside(host, `for f in ${MANAGED_FILES}; do [ -f "$f" ] && sha256sum "$f"; done; true`);
 
 /** The stack's config (image, flavor and network are the lab API's: realClusterStack). */
 function labConfig(lab: Lab): Record<string, unknown> {
@@ -88,7 +85,7 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
     });
 
     it("a new Kubernetes version is refused before any node changes, naming both versions", async () => {
-        const files = await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => fingerprint(suite, h)));
+        const files = await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => managedFilesFingerprint(suite.lab, h)));
         const since = stack.steps.length;
         stack.set("kubernetes.version", "1.32.0");
         try {
@@ -96,7 +93,7 @@ describe("kubeadm cluster on lab hosts: simple (1 master, 2 workers) with a prox
             assert.match(error.message, /kubernetes\.version changed from 1\.31\.4 to 1\.32\.0/);
             assert.deepEqual(stack.steps.slice(since).filter((s) => s.op === "update" && /-node$/.test(s.name)).map((s) => s.name), [], "no node step started");
             assert.ok(!stack.output.some((l) => l.includes("installing kubelet, kubeadm and kubectl 1.32.0")));
-            assert.deepEqual(await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => fingerprint(suite, h))), files);
+            assert.deepEqual(await Promise.all(["lab-master-0", "lab-worker-0"].map((h) => managedFilesFingerprint(suite.lab, h))), files);
         } finally {
             stack.set("kubernetes.version", "1.31.4");
         }

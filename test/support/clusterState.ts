@@ -34,3 +34,11 @@ export function clusterState(lab: Lab, stack: string) {
         blockDrain: (name: string, on: boolean) => (on ? fs.writeFileSync(path.join(dir, "drain-blocked", name), "") : fs.rmSync(path.join(dir, "drain-blocked", name), { force: true })),
     };
 }
+
+/** What on a host the kubeadm steps manage: compared before and after a run that should change none of it. */
+const MANAGED_FILES = "/etc/hosts /etc/hostname /etc/containerd/config.toml /etc/sysctl.d/99-k8s-vnf.conf /etc/modules-load.d/k8s-vnf.conf /etc/haproxy/haproxy.cfg /etc/keepalived/keepalived.conf /etc/kubernetes/kubelet.conf";
+
+/** The SHA-256 of each managed file `host` has. */
+export function managedFilesFingerprint(lab: Lab, host: string): Promise<string> {
+    return lab.inside(host, `for f in ${MANAGED_FILES}; do [ -f "$f" ] && sha256sum "$f"; done; true`);
+}
