@@ -31,7 +31,7 @@ const USAGE = `usage:
       --json: the plan as JSON (changes in the engine's order, each with its actions; resourceChanges).
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--max-dry-runs N]
                 [--page-size N] [--project DIR] [--packages DIR] [--public-url URL] [--allow-loopback-callbacks]
-                [--tacker-nfvo URL] [--no-authentication] [--log-format text|json]
+                [--tacker-nfvo URL] [--no-authentication] [--log-format text|json] [--secrets-key-file FILE]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
       notifications; default the address a request arrived at). Subscriptions never call link-local or
@@ -53,6 +53,10 @@ const USAGE = `usage:
       It prints a line when an operation is accepted, at each state it enters (with the error's redacted detail
       when it fails) and after each update of an operation of several: text, or with --log-format json one
       JSON object per line (time, level, msg, vnfLcmOpOccId, vnfInstanceId, operation, operationState, error).
+      Secrets it keeps (VIM credentials, callback credentials, a request's passwords for retry and rollback)
+      are sealed in the database with AES-256-GCM: keys from --secrets-key-file FILE or K8S_VNF_LCM_SECRETS_KEY,
+      one per line (openssl rand -base64 32), else a key it makes in DIR. The first key seals, every key opens:
+      to rotate, put a new key first and restart; every record is sealed again, then the old key may go.
   k8s-vnf help [COMMAND]
       This text, or one command's part of it (also: k8s-vnf COMMAND --help).
   k8s-vnf --version
@@ -126,7 +130,7 @@ export async function main(argv: string[], io: Io = DEFAULT_IO): Promise<number>
             io.err(`${(require("./importRequest") as typeof import("./importRequest")).printableError(e).message}\n`);
             return 1;
         }
-        if (e instanceof (require("./pulumiCli") as typeof import("./pulumiCli")).PulumiCliError) {
+        if (e instanceof (require("./pulumiCli") as typeof import("./pulumiCli")).PulumiCliError || e instanceof (require("../service/secretsAtRest") as typeof import("../service/secretsAtRest")).SecretsKeyError) {
             io.err(`${e.message}\n`);
             return 1;
         }

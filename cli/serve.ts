@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { createService, ServiceAuth } from "../service/app";
 import { isLoopbackAddress } from "../service/callbackClient";
 import { API_PREFIX } from "../service/links";
+import { describeKeySource } from "../service/secretsAtRest";
 import { LOG_FORMATS, LogFormat } from "../service/operationLog";
 import { Args, Io, UsageError } from "./args";
 
@@ -28,8 +29,10 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     if (!LOG_FORMATS.includes(logFormat)) throw new UsageError(`--log-format: ${LOG_FORMATS.join(" or ")}`);
     const nfvo = args.options.get("--tacker-nfvo");
     if (nfvo !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(nfvo)) throw new UsageError("--tacker-nfvo: the Tacker NFVO API's http or https URL, such as http://tacker.example:9890");
+    const secretsKeyFile = args.options.get("--secrets-key-file");
     const service = await createService({
         dataDir,
+        secretsKeyFile: secretsKeyFile === undefined ? undefined : path.resolve(io.cwd, secretsKeyFile),
         packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
         auth,
         maxParallel,
@@ -49,10 +52,11 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const shown = bound.family === "IPv6" ? `[${bound.address}]` : bound.address;
     const url = `http://${shown}:${bound.port}${API_PREFIX}`;
     const authentication = auth.type === "none" ? "no authentication" : `${auth.type} authentication`;
+    const secretsKey = `secrets sealed with key ${service.keyring.sealingKeyId} from ${describeKeySource(service.keyring.source)}`;
     io.out(
         logFormat === "json"
-            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, authentication })}\n`
-            : `k8s-vnf LCM service on ${url} (data in ${dataDir}; ${authentication})\n`,
+            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, authentication, secretsKey })}\n`
+            : `k8s-vnf LCM service on ${url} (data in ${dataDir}; ${authentication}; ${secretsKey})\n`,
     );
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());

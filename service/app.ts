@@ -23,6 +23,7 @@ import { clientError, DEFAULT_HTTP_LIMITS, HttpLimits, limitedServer } from "./h
 import { registerOpenApi, serveOpenApi } from "./openApi";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
+import { SecretsKeyring } from "./secretsAtRest";
 import { Store, Table } from "./store";
 import { subscriptionRoutes } from "./subscriptionRoutes";
 import { vimRoutes } from "./vimRoutes";
@@ -47,6 +48,11 @@ export type ServiceAuth = { type: "none" } | { type: "bearer"; token: string } |
 export interface ServiceOptions {
     /** Where the SQLite database lives. */
     dataDir: string;
+    /**
+     * The keys that seal secrets at rest, one per line (secretsAtRest.ts); default the environment's
+     * K8S_VNF_LCM_SECRETS_KEY, else a key made once in the data directory.
+     */
+    secretsKeyFile?: string;
     /** Authentication of API clients; default none. */
     auth?: ServiceAuth;
     /**
@@ -85,6 +91,8 @@ export interface ServiceOptions {
 export interface Service {
     app: FastifyInstance;
     store: Store;
+    /** What seals secrets at rest: its sealing key's id and where the keys came from. */
+    keyring: SecretsKeyring;
     notifier: Notifier;
     lifecycle: Lifecycle;
     close(): Promise<void>;
@@ -93,7 +101,8 @@ export interface Service {
 type Body = Record<string, any>;
 
 export async function createService(options: ServiceOptions): Promise<Service> {
-    const store = await Store.open(options.dataDir);
+    const keyring = SecretsKeyring.load({ keyFile: options.secretsKeyFile, env: options.env ?? process.env, dataDir: options.dataDir });
+    const store = await Store.open(options.dataDir, keyring);
     const notifier = new Notifier(store, options.delivery, { allowLoopback: options.allowLoopbackCallbacks ?? false });
     const env = options.env ?? process.env;
     const projectDir = options.projectDir ?? path.resolve(__dirname, "..");
@@ -277,6 +286,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     return {
         app,
         store,
+        keyring,
         notifier,
         lifecycle,
         async close() {

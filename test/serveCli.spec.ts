@@ -6,6 +6,7 @@
  */
 import { strict as assert } from "node:assert";
 import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -13,6 +14,11 @@ import { parseRequestText } from "../config/requestText";
 import { REQUESTS_DIR } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
 import { ServiceProcess } from "./support/serviceProcess";
+
+/** A secrets key's id as the service names it: its SHA-256's first 12 hex digits. */
+function keyId(base64Key: string): string {
+    return createHash("sha256").update(Buffer.from(base64Key, "base64")).digest("hex").slice(0, 12);
+}
 
 /** The seed's instantiate body, on the service's own OS_* credentials. */
 function instantiateBody(): Record<string, unknown> {
@@ -113,18 +119,22 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         }
     });
 
-    it("`pulumi version` and every later Pulumi command get the CLI's environment only: no API token, no NFVO token; `pulumi version` no OpenStack credentials", async () => {
+    it("`pulumi version` and every later Pulumi command get the CLI's environment only: no API token, no NFVO token, no secrets key; `pulumi version` no OpenStack credentials", async () => {
         const pulumi = recordingPulumi(fs.mkdtempSync(path.join(dir, "env-")), "echo v3.248.0");
         const token = "lcm-token-4c1d";
+        const secretsKey = randomBytes(32).toString("base64");
         const service = await ServiceProcess.start(path.join(dir, "env-data"), {
             K8S_VNF_PULUMI_ROOT: pulumi.root,
             K8S_VNF_LCM_TOKEN: token,
+            K8S_VNF_LCM_SECRETS_KEY: secretsKey,
             K8S_VNF_TACKER_NFVO_TOKEN: "nfvo-token-77aa",
             OS_AUTH_URL: "http://127.0.0.1:1/v3",
             OS_PASSWORD: "os-pass-5e",
             PULUMI_CONFIG_PASSPHRASE: "passphrase-9",
         });
         services.push(service);
+        assert.match(service.output, new RegExp(`secrets sealed with key ${keyId(secretsKey)} from K8S_VNF_LCM_SECRETS_KEY`), "the banner names the key by its id only");
+        assert.ok(!service.output.includes(secretsKey));
         const call = async (method: string, route: string, body?: unknown) => {
             const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) };
             const r = await fetch(`${service.url}${route}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
@@ -145,12 +155,27 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         for (const { args, env } of commands) {
             const names = Object.keys(env);
             assert.ok(!names.some((n) => n.startsWith("K8S_VNF_LCM_") || n === "K8S_VNF_TACKER_NFVO_TOKEN"), `${args}: ${names.join(" ")}`);
-            const forms = [token, "nfvo-token-77aa"].flatMap((t) => [t, Buffer.from(t).toString("base64")]);
+            const forms = [token, "nfvo-token-77aa", secretsKey].flatMap((t) => [t, Buffer.from(t).toString("base64")]);
             assert.ok(!Object.values(env).some((v) => forms.some((f) => v.includes(f))) && !forms.some((f) => args.includes(f)), args);
             assert.equal(env.PULUMI_CONFIG_PASSPHRASE, "passphrase-9", `${args}: the CLI gets what it needs`);
             if (args.startsWith("version")) assert.ok(!names.some((n) => n.startsWith("OS_")), `pulumi version got ${names.filter((n) => n.startsWith("OS_")).join(" ")}`);
             else assert.equal(env.OS_PASSWORD, "os-pass-5e", `${args}: the operation's VIM credentials`);
         }
+    });
+
+    it("a secrets key that cannot be read or is no 32-byte base64 key is refused at start, naming where it was given and never printing it", async () => {
+        const unreadable = await refusedServe(["--data-dir", path.join(dir, "key-a"), "--secrets-key-file", path.join(dir, "no-such-key")], {});
+        assert.equal(unreadable.code, 1, unreadable.printed);
+        assert.match(unreadable.printed, /^--secrets-key-file: cannot read .*no-such-key \(ENOENT\)\n$/);
+        const short = path.join(dir, "short.key");
+        fs.writeFileSync(short, `# rotated 2026-11\n${randomBytes(32).toString("base64")}\nc2hvcnQta2V5LTk5\n`, { mode: 0o600 });
+        const refused = await refusedServe(["--data-dir", path.join(dir, "key-b"), "--secrets-key-file", short], {});
+        assert.equal(refused.code, 1, refused.printed);
+        assert.match(refused.printed, /^--secrets-key-file .*short\.key: key 2 is not 32 bytes in base64 \(openssl rand -base64 32\)\n$/);
+        assert.ok(!refused.printed.includes("c2hvcnQta2V5LTk5"));
+        const fromEnv = await refusedServe(["--data-dir", path.join(dir, "key-c")], { K8S_VNF_LCM_SECRETS_KEY: "not a key" });
+        assert.match(fromEnv.printed, /^K8S_VNF_LCM_SECRETS_KEY: key 1 is not 32 bytes in base64/);
+        assert.ok(!fs.existsSync(path.join(dir, "key-a", "k8s-vnf-lcm.sqlite")) && !fs.existsSync(path.join(dir, "key-b", "k8s-vnf-lcm.sqlite")), "nothing is stored before the keys are read");
     });
 
     it("--log-format json: the banner and each step of an operation are JSON lines; another format is refused at start", async () => {
