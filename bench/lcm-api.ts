@@ -30,7 +30,9 @@ import * as path from "node:path";
 import { instanceLinks } from "../service/instanceView";
 import { instanceHref, opOccHref } from "../service/links";
 import { OUTPUT_DIR_PREFIX } from "../service/pulumiProcess";
-import { Store } from "../service/store";
+import { SecretsKeyring } from "../service/secretsAtRest";
+import { SqliteStore } from "../service/sqliteStore";
+import { DEFAULT_LEASE_MS } from "../service/store";
 import { Lab, labAvailable } from "../test/lab/lab";
 import { seedBody } from "../test/support/lcmClient";
 import { LabOpenStackApi } from "../test/support/openstackApi/server";
@@ -97,7 +99,7 @@ async function main(): Promise<void> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
     const dataDir = path.join(root, "service");
     fs.mkdirSync(dataDir);
-    const store = await Store.open(dataDir);
+    const store = await SqliteStore.open(dataDir, SecretsKeyring.load({ dataDir }), DEFAULT_LEASE_MS);
     const project = serviceProject();
     let server: ServiceProcess | undefined;
     try {
@@ -125,9 +127,9 @@ async function main(): Promise<void> {
             const instance = instances[i % INSTANCES];
             return { table: "op_occs" as const, id, body: { id, vnfInstanceId: instance.id, operation: "SCALE", operationState: "COMPLETED", startTime: new Date(now).toISOString(), operationParams: { type: "SCALE_OUT", aspectId: "worker_instance" }, _links: { self: { href: opOccHref(STORED_BASE, id) }, vnfInstance: { href: instanceHref(STORED_BASE, instance.id) } }, __created: now + i } };
         });
-        store.put([...instances, ...opOccs]);
-        store.close();
-        const size = fs.statSync(store.file).size;
+        await store.put([...instances, ...opOccs]);
+        await store.close();
+        const size = fs.statSync(store.location).size;
         // The built CLI's environment (realPulumiEnv: PATH, HOME, LANG and USER of this one, a Pulumi home and
         // temporary folder in `root`): no OS_* or PULUMI_* of the machine's reaches the service.
         const env = realServiceEnv(root);

@@ -17,7 +17,7 @@ export interface Args {
     options: Map<string, string>;
 }
 
-const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--max-dry-runs", "--page-size", "--public-url", "--packages", "--tacker-nfvo", "--log-format", "--secrets-key-file"]);
+const OPTIONS_WITH_VALUES = new Set(["--stack", "--package-dir", "--project", "--port", "--listen", "--data-dir", "--max-parallel", "--max-dry-runs", "--page-size", "--public-url", "--packages", "--tacker-nfvo", "--log-format", "--secrets-key-file", "--database", "--claim-lease"]);
 const FLAGS = new Set(["--allow-loopback-callbacks", "--no-authentication", "--json", "--version"]);
 
 export function parseArgs(argv: string[]): Args {

@@ -32,6 +32,7 @@ const USAGE = `usage:
   k8s-vnf serve [--port PORT] [--listen ADDRESS] [--data-dir DIR] [--max-parallel N] [--max-dry-runs N]
                 [--page-size N] [--project DIR] [--packages DIR] [--public-url URL] [--allow-loopback-callbacks]
                 [--tacker-nfvo URL] [--no-authentication] [--log-format text|json] [--secrets-key-file FILE]
+                [--database postgres://USER@HOST:PORT/DB] [--claim-lease SECONDS]
       Run the SOL003 LCM service (/vnflcm/v1) on ADDRESS:PORT (default 127.0.0.1:9890), its SQLite database
       in DIR (default ./lcm-data). --public-url: the base of the URLs it hands out (Location, _links,
       notifications; default the address a request arrived at). Subscriptions never call link-local or
@@ -57,6 +58,12 @@ const USAGE = `usage:
       are sealed in the database with AES-256-GCM: keys from --secrets-key-file FILE or K8S_VNF_LCM_SECRETS_KEY,
       one per line (openssl rand -base64 32), else a key it makes in DIR. The first key seals, every key opens:
       to rotate, put a new key first and restart; every record is sealed again, then the old key may go.
+      --database: keep the state in PostgreSQL (its password in PGPASSWORD or ~/.pgpass; or the whole URL in
+      K8S_VNF_LCM_DATABASE), where several replicas of the service share it, each answering any request. The
+      replica that accepts an operation runs it and renews its claim on it; a claim not renewed for
+      --claim-lease seconds (default 15), or held by a dead process of the same host, is taken over by another
+      replica: what had not started is rolled back, what ran fails temporarily once its Pulumi command is
+      stopped and the stack's lock cleared. Replicas need the same secrets key.
   k8s-vnf help [COMMAND]
       This text, or one command's part of it (also: k8s-vnf COMMAND --help).
   k8s-vnf --version

@@ -30,9 +30,13 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const nfvo = args.options.get("--tacker-nfvo");
     if (nfvo !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(nfvo)) throw new UsageError("--tacker-nfvo: the Tacker NFVO API's http or https URL, such as http://tacker.example:9890");
     const secretsKeyFile = args.options.get("--secrets-key-file");
+    const database = databaseOf(args, io.env, secretsKeyFile);
+    const claimLease = wholeNumber("--claim-lease", 15);
     const service = await createService({
         dataDir,
         secretsKeyFile: secretsKeyFile === undefined ? undefined : path.resolve(io.cwd, secretsKeyFile),
+        database,
+        claimLeaseMs: claimLease * 1000,
         packagesDir: packages === undefined ? undefined : path.resolve(io.cwd, packages),
         auth,
         maxParallel,
@@ -55,14 +59,36 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const secretsKey = `secrets sealed with key ${service.keyring.sealingKeyId} from ${describeKeySource(service.keyring.source)}`;
     io.out(
         logFormat === "json"
-            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, authentication, secretsKey })}\n`
-            : `k8s-vnf LCM service on ${url} (data in ${dataDir}; ${authentication}; ${secretsKey})\n`,
+            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, store: service.store.location, authentication, secretsKey })}\n`
+            : `k8s-vnf LCM service on ${url} (data in ${database === undefined ? dataDir : `${service.store.location}, shared by its replicas`}; ${authentication}; ${secretsKey})\n`,
     );
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });
     await service.close();
     return 0;
+}
+
+/**
+ * The PostgreSQL database replicas share, from --database (no password: a command line is anyone's to read; it
+ * comes from PGPASSWORD or ~/.pgpass) or K8S_VNF_LCM_DATABASE (the whole URL). Every replica must seal secrets
+ * with the same key, so one must be given.
+ */
+function databaseOf(args: Args, env: NodeJS.ProcessEnv, secretsKeyFile: string | undefined): string | undefined {
+    const given = args.options.get("--database");
+    const url = given ?? env.K8S_VNF_LCM_DATABASE;
+    if (url === undefined || url === "") return undefined;
+    const where = given === undefined ? "K8S_VNF_LCM_DATABASE" : "--database";
+    let parsed: URL;
+    try {
+        parsed = new URL(url);
+    } catch {
+        throw new UsageError(`${where}: a PostgreSQL URL such as postgres://k8s_vnf@db.example:5432/k8s_vnf`);
+    }
+    if (!["postgres:", "postgresql:"].includes(parsed.protocol)) throw new UsageError(`${where}: a PostgreSQL URL such as postgres://k8s_vnf@db.example:5432/k8s_vnf`);
+    if (given !== undefined && parsed.password !== "") throw new UsageError("--database: no password on the command line, where any user of the host can read it: give it in PGPASSWORD or ~/.pgpass, or the whole URL in K8S_VNF_LCM_DATABASE");
+    if (secretsKeyFile === undefined && !env.K8S_VNF_LCM_SECRETS_KEY) throw new UsageError(`${where}: replicas share the database, so they must seal its secrets with the same key: give it with --secrets-key-file FILE or K8S_VNF_LCM_SECRETS_KEY`);
+    return url;
 }
 
 /**

@@ -24,7 +24,8 @@ import { registerOpenApi, serveOpenApi } from "./openApi";
 import { SCHEMAS } from "./schemas";
 import { AutomationStackRunner, StackRunner } from "./stackRunner";
 import { SecretsKeyring } from "./secretsAtRest";
-import { Store, Table } from "./store";
+import { openStore, Store, Table } from "./store";
+import { thisReplica } from "./claims";
 import { subscriptionRoutes } from "./subscriptionRoutes";
 import { vimRoutes } from "./vimRoutes";
 import { opOccRoutes, visibleOp } from "./opOccRoutes";
@@ -53,6 +54,13 @@ export interface ServiceOptions {
      * K8S_VNF_LCM_SECRETS_KEY, else a key made once in the data directory.
      */
     secretsKeyFile?: string;
+    /**
+     * A PostgreSQL URL (postgres://user@host/db, its password from PGPASSWORD or ~/.pgpass): the store several
+     * replicas of the service share. Default: SQLite in dataDir.
+     */
+    database?: string;
+    /** How long a replica's claim on an operation lasts unless renewed; default 15 s. */
+    claimLeaseMs?: number;
     /** Authentication of API clients; default none. */
     auth?: ServiceAuth;
     /**
@@ -102,16 +110,19 @@ type Body = Record<string, any>;
 
 export async function createService(options: ServiceOptions): Promise<Service> {
     const keyring = SecretsKeyring.load({ keyFile: options.secretsKeyFile, env: options.env ?? process.env, dataDir: options.dataDir });
-    const store = await Store.open(options.dataDir, keyring);
+    const store = await openStore({ dataDir: options.dataDir, database: options.database, keyring, leaseMs: options.claimLeaseMs });
     const notifier = new Notifier(store, options.delivery, { allowLoopback: options.allowLoopbackCallbacks ?? false });
     const env = options.env ?? process.env;
     const projectDir = options.projectDir ?? path.resolve(__dirname, "..");
     const variables = (keep: (name: string) => boolean) => Object.fromEntries(Object.entries(env).filter(([k, v]) => keep(k) && v !== undefined)) as Record<string, string>;
     // The CLI gets the service's environment but for OpenStack credentials (each operation passes its VIM's)
-    // and the service's own API credentials.
-    const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_") && k !== "K8S_VNF_TACKER_NFVO_TOKEN");
+    // and the service's own credentials (its API's, its database's, its secrets key).
+    // PostgreSQL's PG* variables (PGPASSWORD) only when the Pulumi state is in PostgreSQL too.
+    const pulumiOnPostgres = /^postgres(ql)?:/.test(env.PULUMI_BACKEND_URL ?? "");
+    const cliEnv = variables((k) => !k.startsWith("OS_") && !k.startsWith("K8S_VNF_LCM_") && k !== "K8S_VNF_TACKER_NFVO_TOKEN" && (pulumiOnPostgres || !k.startsWith("PG")));
     const runner = options.runner ?? new AutomationStackRunner({ projectDir, pulumiRoot: options.pulumiRoot, env: cliEnv });
     const dryRuns = new DryRunPool(path.join(options.dataDir, "dry-runs"), options.maxDryRuns ?? 2);
+    const replica = thisReplica();
     const lifecycle = new Lifecycle(store, notifier, runner, {
         projectDir,
         packagesDir: options.packagesDir,
@@ -119,7 +130,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         defaultVimEnv: variables((k) => k.startsWith("OS_")),
         nfvo: options.nfvo,
         stopDryRuns: (instanceId) => dryRuns.stopFor(instanceId),
-    });
+    }, replica);
     if (options.log) logOperations(lifecycle.events, options.log.format, options.log.write);
     await dryRuns.recover();
     await lifecycle.recover();
@@ -154,8 +165,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
     const base = (request: FastifyRequest) => options.publicUrl ?? arrivalUrl(request);
     const instanceUrl = (request: FastifyRequest, id: string) => instanceHref(base(request), id);
-    const findInstance = (id: string) => {
-        const found = store.get("vnf_instances", id);
+    const findInstance = async (id: string) => {
+        const found = await store.get("vnf_instances", id);
         if (!found) throw notFound("VNF instance", id);
         return found;
     };
@@ -181,7 +192,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             metadata: body.metadata ?? {},
             _links: instanceLinks(base(request), id, "NOT_INSTANTIATED"),
         };
-        store.put([{ table: "vnf_instances", id, body: instance }]);
+        await store.put([{ table: "vnf_instances", id, body: instance }]);
         notifier.publish({ notificationType: "VnfIdentifierCreationNotification", vnfInstanceId: id }, base(request));
         return reply.code(201).header("location", instanceUrl(request, id)).send(instance);
     });
@@ -189,7 +200,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // Lists (SOL013 §5.2–5.4): filtered, paged and cut by attribute selectors, over what a GET shows.
     const list = (table: Table, route: string, rules: ListRules, view: (record: Body) => Body = visible) =>
         app.get(route, async (request, reply) => {
-            const page = queryList(store.list(table).map(view), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
+            const page = queryList((await store.list(table)).map(view), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
             if (page.nextMarker) reply.header("link", nextPageLink(`${base(request)}${route}`, request.query as ListQuery, page.nextMarker));
             return page.items;
         });
@@ -200,13 +211,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // SOL003 §5.4.3.3.2 / SOL013 §4.5: an individual VNF instance carries an ETag; a PATCH may send it back
     // in If-Match, and a stale one is a 412.
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
-        const shown = visible(findInstance(request.params.id));
+        const shown = visible(await findInstance(request.params.id));
         return reply.header("etag", etagOf(shown)).send(shown);
     });
 
     for (const [operation, schema] of Object.entries(REQUEST_SCHEMAS) as [Operation, object][]) {
         app.post<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id/${operation.toLowerCase()}`, { schema: { body: schema } }, async (request, reply) => {
-            const op = lifecycle.start(operation, request.params.id, request.body as Body, base(request));
+            const op = await lifecycle.start(operation, request.params.id, request.body as Body, base(request));
             return reply.code(202).header("location", (op._links as Body).self.href).send();
         });
     }
@@ -227,7 +238,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
 
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
-        const instance = findInstance(request.params.id);
+        const instance = await findInstance(request.params.id);
         const ifMatch = request.headers["if-match"];
         if (ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etagOf(visible(instance)))) {
             throw new ProblemError(412, `If-Match: VNF instance ${instance.id} has changed since (its ETag is no longer ${ifMatch})`);
@@ -235,7 +246,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         // Whatever the patch carries under a secret's name (vimConnectionInfo's accessInfo.password) is kept
         // masked: the service runs operations with registered VIMs' credentials, never these.
         const body = maskSecrets(request.body as Body);
-        lifecycle.assertNoOperation(String(instance.id));
+        await lifecycle.assertNoOperation(String(instance.id));
         const now = new Date().toISOString();
         const next: Body = { ...instance };
         for (const key of ["vnfInstanceName", "vnfInstanceDescription"]) if (body[key] !== undefined) next[key] = body[key];
@@ -254,7 +265,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             isCancelPending: false,
             _links: { self: { href: opOccHref(base(request), opId) }, vnfInstance: { href: instanceUrl(request, String(instance.id)) } },
         };
-        store.put([
+        await store.put([
             { table: "vnf_instances", id: String(instance.id), body: next },
             { table: "op_occs", id: opId, body: opOcc },
         ]);
@@ -262,17 +273,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
 
     app.delete<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
-        const notInstantiated = () => {
-            const instance = findInstance(request.params.id);
+        const notInstantiated = async () => {
+            const instance = await findInstance(request.params.id);
             if (instance.instantiationState !== "NOT_INSTANTIATED") throw conflict(`VNF instance ${instance.id} is ${instance.instantiationState}: terminate it before deleting it`);
             return instance;
         };
-        notInstantiated();
+        await notInstantiated();
         // An instantiate's dry run would otherwise go on to make the stack of an instance that is gone.
         await dryRuns.stopFor(request.params.id, "the instance is being deleted");
-        const instance = notInstantiated();
-        lifecycle.assertNoOperation(String(instance.id));
-        store.remove("vnf_instances", String(instance.id));
+        const instance = await notInstantiated();
+        await lifecycle.assertNoOperation(String(instance.id));
+        await store.remove("vnf_instances", String(instance.id));
         notifier.publish({ notificationType: "VnfIdentifierDeletionNotification", vnfInstanceId: String(instance.id) }, base(request));
         return reply.code(204).send();
     });
@@ -293,8 +304,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             await dryRuns.stopAll();
             await app.close();
             await lifecycle.idle();
+            await lifecycle.close();
             await notifier.drain();
-            store.close();
+            await store.close();
         },
     };
 }

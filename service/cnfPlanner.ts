@@ -50,8 +50,8 @@ export class CnfPlanner {
      * The CNF creates its namespace (and deletes it when terminated) unless the cluster has it (built-in, a
      * tenant's) or another CNF is in it, or about to be.
      */
-    instantiate(instance: Body, params: Body, stackName: string, check: (config: Config, source: string) => unknown): CnfInstantiation {
-        const vim = this.vimOf(params);
+    async instantiate(instance: Body, params: Body, stackName: string, check: (config: Config, source: string) => unknown): Promise<CnfInstantiation> {
+        const vim = await this.vimOf(params);
         const packageDir = this.options.packageOf(instance);
         if (!packageDir) {
             const where = this.options.packagesDir ? `put the unpacked package in ${path.join(this.options.packagesDir, "<vnfdId>")}` : "start the service with --packages DIR, DIR/<vnfdId>/ holding the unpacked package";
@@ -80,7 +80,7 @@ export class CnfPlanner {
                 throw new ProblemError(400, `additionalParams.lcm-kubernetes-def-files: ${clusterScoped.object.kind} ${clusterScoped.object.metadata.name} is cluster-wide, and tenant ${vim.tenant.name}'s VIM acts in its namespaces only`);
             }
         }
-        const createNamespace = !BUILT_IN_NAMESPACES.includes(spec.namespace) && !(vim.namespaces ?? []).includes(spec.namespace) && this.cnfsIn(vim.endpoint, spec.namespace, String(instance.id)).length === 0;
+        const createNamespace = !BUILT_IN_NAMESPACES.includes(spec.namespace) && !(vim.namespaces ?? []).includes(spec.namespace) && (await this.cnfsIn(vim.endpoint, spec.namespace, String(instance.id))).length === 0;
         const deployed = new Set(spec.workloads.map((w) => w.name));
         const vnfd = this.vnfdOf(instance, params.flavourId);
         const replicas = Object.fromEntries(Object.entries("problem" in vnfd ? {} : initialReplicas(vnfd)).filter(([name]) => deployed.has(name)));
@@ -90,8 +90,8 @@ export class CnfPlanner {
     }
 
     /** A CNF's config with its registered VIM's credentials as they are now (an entire heal of the cluster renews them). */
-    withCurrentVim(instance: Body, config: Config): Config {
-        const vim = instance.__kubernetesVimId ? this.store.get("vims", String(instance.__kubernetesVimId)) : undefined;
+    async withCurrentVim(instance: Body, config: Config): Promise<Config> {
+        const vim = instance.__kubernetesVimId ? await this.store.get("vims", String(instance.__kubernetesVimId)) : undefined;
         if (!vim) return config;
         const cnf = config.cnf as Body;
         return { ...config, cnf: { ...cnf, vim: { endpoint: vim.authUrl, ...(vim.caCertificate ? { caCertificate: vim.caCertificate } : {}), token: vim.__token } } };
@@ -118,11 +118,11 @@ export class CnfPlanner {
     }
 
     /** A CNF that created its namespace deletes it with itself: not while other CNFs are in it. */
-    assertNamespaceUnshared(instance: Body): void {
+    async assertNamespaceUnshared(instance: Body): Promise<void> {
         const cnf = (instance.__stackConfig as Body).cnf;
         if (!cnf.createNamespace) return;
         const namespace = String(instance.__namespace);
-        const others = this.cnfsIn(cnf.vim.endpoint, namespace, String(instance.id));
+        const others = await this.cnfsIn(cnf.vim.endpoint, namespace, String(instance.id));
         if (others.length) {
             const names = others.map((o) => o.id).join(", ");
             throw conflict(`namespace ${namespace} was created by VNF instance ${instance.id} and goes with it, and VNF instance(s) ${names} still use it: terminate them first`);
@@ -130,24 +130,24 @@ export class CnfPlanner {
     }
 
     /** A cluster's VIMs may not go while CNFs run on them (Tacker refuses to delete a VIM in use). */
-    assertNoCnfOn(vimIds: string[], clusterId: string): void {
-        const users = vimUsers(this.store, vimIds);
+    async assertNoCnfOn(vimIds: string[], clusterId: string): Promise<void> {
+        const users = await vimUsers(this.store, vimIds);
         if (users.length) throw conflict(`CNFs run on the Kubernetes VIM of VNF instance ${clusterId}: ${users.map((u) => u.id).join(", ")}; terminate them first`);
     }
 
     /** The VIM a CNF request names: registered (by vimId) or inline (SOL003 interfaceInfo/accessInfo). */
-    private vimOf(params: Body): CnfVim {
+    private async vimOf(params: Body): Promise<CnfVim> {
         const all: Body[] = params.vimConnectionInfo ?? [];
         const kubernetes = all.map((v, i) => ({ v, i })).filter(({ v }) => cnfRequests().KUBERNETES_VIM_TYPES.has(String(v.vimType)));
         // As with Tacker, a request naming no Kubernetes VIM goes to the one registered with --is-default.
-        const fallback = kubernetes.length === 0 ? defaultVim(this.store, "kubernetes") : undefined;
+        const fallback = kubernetes.length === 0 ? await defaultVim(this.store, "kubernetes") : undefined;
         if (fallback) kubernetes.push({ v: { vimId: fallback.id }, i: all.length });
         if (kubernetes.length !== 1) {
             throw new ProblemError(400, "vimConnectionInfo: a CNF names one Kubernetes VIM (vimType kubernetes or ETSINFV.KUBERNETES.V_1): its vimId as `openstack vim list` shows it, or interfaceInfo.endpoint and accessInfo.bearer_token");
         }
         const [{ v: entry, i: index }] = kubernetes;
         if (entry.vimId !== undefined) {
-            const vim = this.store.get("vims", String(entry.vimId)) as Body | undefined;
+            const vim = (await this.store.get("vims", String(entry.vimId))) as Body | undefined;
             if (!vim || vim.type !== "kubernetes") {
                 throw new ProblemError(400, `vimConnectionInfo[${index}].vimId: no Kubernetes VIM ${JSON.stringify(String(entry.vimId))} is registered with this service; \`openstack vim list\` shows the VIMs of its clusters`);
             }
@@ -163,17 +163,17 @@ export class CnfPlanner {
     }
 
     /** Other CNFs in a namespace of a cluster: instantiated, or being instantiated there. */
-    private cnfsIn(endpoint: string, namespace: string, except: string): Body[] {
-        return this.store.list("vnf_instances").filter((i) => {
-            if (i.id === except) return false;
-            if (i.instantiationState === "INSTANTIATED") return (i.__stackConfig as Body | undefined)?.cnf?.vim?.endpoint === endpoint && i.__namespace === namespace;
-            const plan = this.instantiating(i)?.__plan as Body | undefined;
-            return plan?.config?.cnf?.vim?.endpoint === endpoint && plan?.cnfNamespace === namespace;
-        });
-    }
-
-    /** The instantiate under way of an instance, if any. */
-    private instantiating(instance: Body): Body | undefined {
-        return unfinishedInstantiate(this.store, instance);
+    private async cnfsIn(endpoint: string, namespace: string, except: string): Promise<Body[]> {
+        const found: Body[] = [];
+        for (const i of await this.store.list("vnf_instances")) {
+            if (i.id === except) continue;
+            if (i.instantiationState === "INSTANTIATED") {
+                if ((i.__stackConfig as Body | undefined)?.cnf?.vim?.endpoint === endpoint && i.__namespace === namespace) found.push(i);
+                continue;
+            }
+            const plan = (await unfinishedInstantiate(this.store, i))?.__plan as Body | undefined;
+            if (plan?.config?.cnf?.vim?.endpoint === endpoint && plan?.cnfNamespace === namespace) found.push(i);
+        }
+        return found;
     }
 }

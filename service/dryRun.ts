@@ -64,14 +64,17 @@ export interface DryRun extends ChangePlan {
  * Checks and plans the request, then previews it in a slot of the pool (refused with 429 when it is full),
  * stopped when `clientGone` aborts or an operation starts on the instance.
  */
-export function dryRun(lifecycle: Lifecycle, runner: StackRunner, pool: DryRunPool, operation: Operation, instanceId: string, params: Body, clientGone: AbortSignal): Promise<DryRun> {
-    // Checked (no operation holds the instance) and counted in the pool in one turn: an operation accepted
-    // after this stops the dry run before its first command.
-    const planned = lifecycle.dryRunOf(operation, instanceId, params);
-    return pool.run(instanceId, clientGone, (slot) => preview(runner, slot, operation, instanceId, planned));
+export async function dryRun(lifecycle: Lifecycle, runner: StackRunner, pool: DryRunPool, operation: Operation, instanceId: string, params: Body, clientGone: AbortSignal): Promise<DryRun> {
+    const planned = await lifecycle.dryRunOf(operation, instanceId, params);
+    return pool.run(instanceId, clientGone, async (slot) => {
+        // Checked again once counted in the pool: an operation accepted before this is seen here, one accepted
+        // after it stops the dry run before its first command.
+        await lifecycle.assertNoOperation(instanceId);
+        return preview(runner, slot, operation, instanceId, planned);
+    });
 }
 
-async function preview(runner: StackRunner, slot: DryRunSlot, operation: Operation, instanceId: string, planned: ReturnType<Lifecycle["dryRunOf"]>): Promise<DryRun> {
+async function preview(runner: StackRunner, slot: DryRunSlot, operation: Operation, instanceId: string, planned: Awaited<ReturnType<Lifecycle["dryRunOf"]>>): Promise<DryRun> {
     const { stackName, updates, env, secrets } = planned;
     const events: Body[] = [];
     try {

@@ -44,8 +44,8 @@ export class KubernetesVims {
     }
 
     /** The VIMs of a cluster instance. */
-    ofCluster(instanceId: string): Body[] {
-        return this.store.list("vims").filter((v) => v.__clusterInstanceId === instanceId);
+    async ofCluster(instanceId: string): Promise<Body[]> {
+        return (await this.store.list("vims")).filter((v) => v.__clusterInstanceId === instanceId);
     }
 
     /** Registers (or refreshes) a cluster's VIMs from its stack outputs; returns the cluster's own VIM. */
@@ -66,7 +66,7 @@ export class KubernetesVims {
                 tenant: { name: t.name, role: t.role },
             })),
         ];
-        const existing = this.ofCluster(instanceId);
+        const existing = await this.ofCluster(instanceId);
         for (const gone of existing.filter((v) => !wanted.some((w) => w.name === v.name))) await this.remove(gone);
         let own: Body | undefined;
         for (const vim of wanted) {
@@ -79,7 +79,7 @@ export class KubernetesVims {
 
     /** Removes a cluster's VIMs (terminate), each from the NFVO first: a failure there leaves it here for a retry. */
     async unregister(instanceId: string): Promise<void> {
-        for (const vim of this.ofCluster(instanceId)) await this.remove(vim);
+        for (const vim of await this.ofCluster(instanceId)) await this.remove(vim);
     }
 
     private async put(instanceId: string, vim: ClusterVim, before: Body | undefined): Promise<Body> {
@@ -103,13 +103,13 @@ export class KubernetesVims {
         // The NFVO hears of it when it is new or its credentials changed (an entire heal), not after every operation.
         const changed = !before || before.authUrl !== vim.endpoint || before.caCertificate !== vim.caCertificate || before.__token !== vim.token;
         if (this.nfvo && (changed || !before.__nfvoId)) record.__nfvoId = await this.nfvoPut(vim, before?.__nfvoId);
-        this.store.put([{ table: "vims", id, body: record }]);
+        await this.store.put([{ table: "vims", id, body: record }]);
         return record;
     }
 
     private async remove(vim: Body): Promise<void> {
         if (this.nfvo && vim.__nfvoId) await this.nfvoCall("DELETE", `/v1.0/vims/${encodeURIComponent(vim.__nfvoId)}`, undefined, [204, 404]);
-        this.store.remove("vims", String(vim.id));
+        await this.store.remove("vims", String(vim.id));
     }
 
     /** Registers the VIM in the NFVO, or updates the one registered before; returns its NFVO id. */

@@ -7,13 +7,20 @@
  * other. One operation per instance at a time; operations of different instances run in parallel up to a
  * limit. What an operation will do is planned and checked before it is accepted: a refused request runs
  * nothing (operationPlanner.ts). Each Pulumi process an operation runs is recorded, so that after a crash
- * recover() stops it.
+ * it can be stopped.
+ *
+ * Several replicas may share the store (claims.ts): the one that accepts an operation claims it and runs it;
+ * a task (retry, rollback) claims it for the replica that accepts the task. Every change of an occurrence is
+ * made with its row locked (Store.update), so of two replicas asked at once one wins; a cancel accepted by
+ * another replica is seen by the running one within a second. A claim whose replica died is taken over:
+ * what had not started is rolled back; what was running failed temporarily, once its Pulumi command is
+ * stopped (when it ran on this host) and its stack's lock cleared (takeOver).
  */
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { OPERATION_LOG_EVENT } from "./operationLog";
 import { OperationState, RUNNING } from "./operationStates";
-import { findSecretLeaves, maskSecrets, redactText } from "../config/secrets";
+import { maskSecrets, redactText } from "../config/secrets";
 import { vimConnectionIdOf } from "./instanceView";
 import { KubernetesVims, NfvoOptions } from "./kubernetesVims";
 import { instanceHref, opOccHref } from "./links";
@@ -22,9 +29,13 @@ import { Operation, OperationPlanner, Plan, stackNameOf } from "./operationPlann
 import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
-import { Store } from "./store";
+import { ClaimKeeper, mayTakeOver } from "./claims";
+import { LostClaim, Occurrences } from "./occurrences";
+import { OperationCancel } from "./operationCancel";
+import { OperationStacks } from "./operationStacks";
+import { Takeover } from "./takeover";
+import { HOLDING_STATES, HoldingConflict, Replica, Store } from "./store";
 import { instanceAfter } from "./instanceAfter";
-import { openStackEnvOf } from "./vimRecords";
 import { StackRunner } from "./stackRunner";
 
 export type { Operation } from "./operationPlanner";
@@ -34,8 +45,8 @@ type Body = Record<string, any>;
 
 export type { OperationState };
 
-/** States in which an occurrence holds its instance: no other operation may start. */
-const HOLDING: ReadonlySet<string> = new Set(["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"]);
+const HOLDING: ReadonlySet<string> = new Set(HOLDING_STATES);
+
 
 export interface LifecycleOptions {
     /** The project directory: request conversion resolves paths there. */
@@ -55,52 +66,56 @@ export interface LifecycleOptions {
 export class Lifecycle {
     /** Progress of running occurrences, by id: `progress` events (server-sent to watchers). */
     readonly events = new EventEmitter();
-    private readonly running = new Map<string, AbortController>();
+    private readonly running = new Map<string, OperationCancel>();
     private readonly waiting: (() => void)[] = [];
+    private backgroundWrites: Promise<void> = Promise.resolve();
     private active = 0;
     readonly kubernetesVims: KubernetesVims;
     private readonly planner: OperationPlanner;
+    private readonly claims: ClaimKeeper;
+    private readonly occurrences: Occurrences;
+    private readonly stacks: OperationStacks;
+    private readonly takeover: Takeover;
 
     constructor(
         private readonly store: Store,
-        private readonly notifier: Notifier,
+        notifier: Notifier,
         private readonly runner: StackRunner,
         private readonly options: LifecycleOptions,
+        /** This process, as the claims it holds name it. */
+        readonly replica: Replica,
     ) {
         this.events.setMaxListeners(0);
         this.kubernetesVims = new KubernetesVims(store, options.nfvo);
         this.planner = new OperationPlanner(store, this.kubernetesVims, { projectDir: options.projectDir, packagesDir: options.packagesDir });
+        this.occurrences = new Occurrences(store, notifier, this.events, replica);
+        this.stacks = new OperationStacks(store, runner, options.defaultVimEnv);
+        this.takeover = new Takeover(store, replica, this.occurrences, this.stacks, (opId) => this.running.has(opId));
+        this.claims = new ClaimKeeper(store, replica, () => this.keepClaims(), (e) => this.events.emit(OPERATION_LOG_EVENT, { note: `claims not renewed this time: ${e.message}` }));
     }
 
     /**
-     * After a restart, before anything else runs: what had not started is rolled back; what was processing
-     * failed temporarily, once the Pulumi command the dead service left running is stopped and its stack's
-     * stale lock cleared (so a retry is the only update of that stack).
+     * At start, before anything else runs: the claims of replicas that are gone are taken over (after a
+     * crash, this process's own of before); then claims are kept until close().
      */
     async recover(): Promise<void> {
-        for (const op of this.store.list("op_occs")) {
-            if (op.operationState === "STARTING") {
-                const next = { ...op, operationState: "ROLLED_BACK", isCancelPending: false, stateEnteredTime: new Date().toISOString() };
-                this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
-                this.events.emit(OPERATION_LOG_EVENT, { op: next, note: "had not started when the service stopped: ROLLED_BACK" });
-            } else if (op.operationState === "PROCESSING" || op.operationState === "ROLLING_BACK") {
-                let cleanup: string;
-                try {
-                    cleanup = await this.runner.recover(stackNameOf(String(op.vnfInstanceId)), op.__pulumi as PulumiProcess | undefined, this.vimEnv((op.__plan as Plan).vimId));
-                } catch (e) {
-                    cleanup = `its stack could not be cleared (${redactText((e as Error).message, this.secretsOf(op))}); a retry may find it locked`;
-                }
-                const error = problemBody(500, `the service restarted while the operation was running: ${cleanup}; retry, roll back or fail it`);
-                const next = { ...op, __pulumi: undefined, operationState: "FAILED_TEMP", isCancelPending: false, stateEnteredTime: new Date().toISOString(), error };
-                this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
-                this.events.emit(OPERATION_LOG_EVENT, { op: next });
-            }
-        }
+        await this.takeover.lapsed();
+        this.claims.start();
+    }
+
+    /** Stops keeping claims (at shutdown, once nothing runs). */
+    async close(): Promise<void> {
+        await this.claims.stop();
+    }
+
+    /** Whether this replica is running the occurrence now. */
+    runsHere(opId: string): boolean {
+        return this.running.has(opId);
     }
 
     /** Accepts an operation: checks it, plans it, stores the occurrence (STARTING) and starts it. */
-    start(operation: Operation, instanceId: string, params: Body, baseUrl: string): Body {
-        const plan = this.accepted(operation, instanceId, params);
+    async start(operation: Operation, instanceId: string, params: Body, baseUrl: string): Promise<Body> {
+        const plan = await this.accepted(operation, instanceId, params);
         const id = randomUUID();
         const now = new Date().toISOString();
         const opUrl = opOccHref(baseUrl, id);
@@ -119,9 +134,15 @@ export class Lifecycle {
             __plan: plan,
             __baseUrl: baseUrl,
         };
-        this.store.put([{ table: "op_occs", id, body: op }]);
+        try {
+            await this.store.put([{ table: "op_occs", id, body: op, claim: this.replica }]);
+        } catch (e) {
+            // Another replica accepted an operation of this instance in between.
+            if (e instanceof HoldingConflict) await this.assertNoOperation(instanceId);
+            throw e;
+        }
         this.events.emit(OPERATION_LOG_EVENT, { op });
-        this.notifyOp(op, "START");
+        this.occurrences.notify(op, "START");
         void this.execute(id, "forward");
         return op;
     }
@@ -131,23 +152,23 @@ export class Lifecycle {
      * `updates` are the stack configs it would apply in turn (none: a destroy); `secrets` what its commands
      * could show.
      */
-    dryRunOf(operation: Operation, instanceId: string, params: Body): { stackName: string; updates: Record<string, unknown>[]; env: Record<string, string>; secrets: string[] } {
-        const plan = this.accepted(operation, instanceId, params);
+    async dryRunOf(operation: Operation, instanceId: string, params: Body): Promise<{ stackName: string; updates: Record<string, unknown>[]; env: Record<string, string>; secrets: string[] }> {
+        const plan = await this.accepted(operation, instanceId, params);
         const updates = operation === "TERMINATE" ? [] : [...(plan.stages ?? []), plan.config ?? {}];
-        return { stackName: stackNameOf(instanceId), updates, env: this.vimEnv(plan.vimId), secrets: this.secretsOf({ __plan: plan }) };
+        return { stackName: stackNameOf(instanceId), updates, env: await this.stacks.vimEnv(plan.vimId), secrets: await this.stacks.secretsOf({ __plan: plan }) };
     }
 
     /** The plan of an operation the instance can take now; refused (404, 409, 400) before anything runs. */
-    private accepted(operation: Operation, instanceId: string, params: Body): Plan {
-        const instance = this.store.get("vnf_instances", instanceId);
+    private async accepted(operation: Operation, instanceId: string, params: Body): Promise<Plan> {
+        const instance = await this.store.get("vnf_instances", instanceId);
         if (!instance) throw notFound("VNF instance", instanceId);
-        this.assertNoOperation(instanceId);
+        await this.assertNoOperation(instanceId);
         const wanted = operation === "INSTANTIATE" ? "NOT_INSTANTIATED" : "INSTANTIATED";
         if (instance.instantiationState !== wanted) throw conflict(`VNF instance ${instanceId} is ${instance.instantiationState}; ${operation.toLowerCase()} needs ${wanted}`);
         if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
             throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
         }
-        return this.planner.plan(operation, instance, params);
+        return await this.planner.plan(operation, instance, params);
     }
 
     /**
@@ -155,38 +176,40 @@ export class Lifecycle {
      * when the run must wait for a slot: of concurrent retry, rollback, fail and cancel requests one wins,
      * the others find it no longer FAILED_TEMP (409).
      */
-    retry(opId: string): void {
-        const op = this.failedTemp(opId, "retry");
-        this.transition(op, "PROCESSING");
-        void this.execute(String(op.id), "forward");
+    async retry(opId: string): Promise<void> {
+        await this.occurrences.transition(opId, "PROCESSING", { task: "retry", claim: this.replica });
+        void this.execute(opId, "forward");
     }
 
-    rollback(opId: string): void {
-        const op = this.failedTemp(opId, "rollback");
-        if (op.operation === "TERMINATE") throw new ProblemError(409, "a terminate cannot be rolled back: retry it or fail it");
-        this.transition(op, "ROLLING_BACK");
-        void this.execute(String(op.id), "back");
+    async rollback(opId: string): Promise<void> {
+        const refuseTerminate = (op: Body) => {
+            if (op.operation === "TERMINATE") throw new ProblemError(409, "a terminate cannot be rolled back: retry it or fail it");
+        };
+        await this.occurrences.transition(opId, "ROLLING_BACK", { task: "rollback", claim: this.replica, check: refuseTerminate });
+        void this.execute(opId, "back");
     }
 
-    fail(opId: string): Body {
-        const op = this.failedTemp(opId, "fail");
-        return this.transition(op, "FAILED");
+    async fail(opId: string): Promise<Body> {
+        return this.occurrences.transition(opId, "FAILED", { task: "fail" });
     }
 
-    cancel(opId: string): void {
-        const op = this.find(opId);
-        if (op.operationState === "STARTING" && !this.running.has(opId)) {
-            this.transition({ ...op, isCancelPending: true }, "ROLLED_BACK");
-            return;
-        }
-        const controller = this.running.get(opId);
-        // SOL003 v2.6.1 §5.4.17.3.1: an occurrence STARTING, PROCESSING or ROLLING_BACK can be cancelled, once.
-        if (!controller || !RUNNING.has(String(op.operationState))) {
-            throw conflict(`operation ${opId} is ${op.operationState}; only a starting, processing or rolling back one can be cancelled`);
-        }
-        if (op.isCancelPending) throw conflict(`operation ${opId} is being cancelled already`);
-        this.store.put([{ table: "op_occs", id: opId, body: { ...op, isCancelPending: true } }]);
-        controller.abort();
+    /**
+     * SOL003 v2.6.1 §5.4.17.3.1: an occurrence STARTING, PROCESSING or ROLLING_BACK can be cancelled, once.
+     * Marked in the store; the replica running it stops it (this one at once, another within a second).
+     * One whose replica is gone before it started is rolled back here.
+     */
+    async cancel(opId: string, mode: "GRACEFUL" | "FORCEFUL" = "GRACEFUL"): Promise<void> {
+        let unclaimedStart = false;
+        await this.store.update("op_occs", opId, (op, claim) => {
+            if (!op) throw notFound("VNF LCM operation occurrence", opId);
+            if (!RUNNING.has(String(op.operationState))) throw conflict(`operation ${opId} is ${op.operationState}; only a starting, processing or rolling back one can be cancelled`);
+            // A FORCEFUL cancel may follow a GRACEFUL one that waits for a step the VIM never ends.
+            if (op.isCancelPending && (mode !== "FORCEFUL" || op.cancelMode === "FORCEFUL")) throw conflict(`operation ${opId} is being cancelled already (${op.cancelMode ?? "GRACEFUL"})`);
+            unclaimedStart = op.operationState === "STARTING" && !this.running.has(opId) && mayTakeOver(this.store, this.replica, claim);
+            return { ...op, isCancelPending: true, cancelMode: mode };
+        });
+        if (unclaimedStart) await this.occurrences.transition(opId, "ROLLED_BACK", { from: ["STARTING"] });
+        this.running.get(opId)?.request(mode);
     }
 
     /** Waits until no operation runs (tests, shutdown). */
@@ -195,58 +218,68 @@ export class Lifecycle {
     }
 
     /** Refuses (409) while another operation holds the instance. */
-    assertNoOperation(instanceId: string): void {
-        const holding = this.store.opOccsOf(instanceId).find((o) => HOLDING.has(String(o.operationState)));
+    async assertNoOperation(instanceId: string): Promise<void> {
+        const holding = (await this.store.opOccsOf(instanceId)).find((o) => HOLDING.has(String(o.operationState)));
         if (holding) throw conflict(`operation ${holding.id} (${holding.operation}) of VNF instance ${instanceId} is ${holding.operationState}; one operation at a time`);
     }
 
-    private find(opId: string): Body {
-        const op = this.store.get("op_occs", opId);
-        if (!op) throw notFound("VNF LCM operation occurrence", opId);
-        return op;
+    /** Each tick of the claims: cancels accepted elsewhere reach what runs here; lapsed claims are taken over. */
+    private async keepClaims(): Promise<void> {
+        for (const [opId, cancel] of this.running) {
+            if (cancel.mode === "FORCEFUL") continue;
+            const op = await this.store.get("op_occs", opId);
+            if (op?.isCancelPending === true) cancel.request(op.cancelMode === "FORCEFUL" ? "FORCEFUL" : "GRACEFUL");
+        }
+        await this.takeover.lapsed();
     }
 
-    private failedTemp(opId: string, task: string): Body {
-        const op = this.find(opId);
-        if (op.operationState !== "FAILED_TEMP") throw conflict(`operation ${opId} is ${op.operationState}; ${task} needs FAILED_TEMP`);
-        return op;
-    }
 
     /** Runs an occurrence (or its rollback) when a slot is free; records the outcome. */
     private async execute(opId: string, direction: "forward" | "back"): Promise<void> {
-        const controller = new AbortController();
-        this.running.set(opId, controller);
+        const cancel = new OperationCancel();
+        this.running.set(opId, cancel);
         try {
-            await this.options.stopDryRuns?.(String(this.find(opId).vnfInstanceId));
+            await this.options.stopDryRuns?.(String((await this.occurrences.find(opId)).vnfInstanceId));
             await this.acquire();
             try {
-                let op = this.find(opId);
+                let op = await this.occurrences.find(opId);
                 if (op.operationState === "ROLLED_BACK") return; // cancelled while waiting
-                if (op.operationState === "STARTING" && controller.signal.aborted) {
-                    this.transition(op, "ROLLED_BACK"); // cancelled while waiting for a slot: nothing ran
+                if (op.operationState === "STARTING" && (cancel.mode || op.isCancelPending)) {
+                    await this.occurrences.transition(opId, "ROLLED_BACK", { from: ["STARTING"], owned: true }); // cancelled while waiting for a slot: nothing ran
                     return;
                 }
-                if (controller.signal.aborted) throw new Error("cancelled while it waited for a free slot; nothing ran");
-                if (op.operationState === "STARTING") op = this.transition(op, "PROCESSING");
-                const outcome = await this.perform(op, direction, controller.signal);
-                this.complete(op, direction, outcome);
+                if (cancel.mode) throw new Error("cancelled while it waited for a free slot; nothing ran");
+                if (op.operationState === "STARTING") op = await this.occurrences.transition(opId, "PROCESSING", { from: ["STARTING"], owned: true });
+                const outcome = await this.perform(op, direction, cancel);
+                await this.complete(op, direction, outcome);
             } finally {
                 this.release();
             }
         } catch (e) {
-            const op = this.find(opId);
-            const message = redactText((e as Error).message, this.secretsOf(op));
-            this.transition(op, "FAILED_TEMP", problemBody(500, controller.signal.aborted ? `cancelled: ${message}` : message));
+            if (e instanceof LostClaim) {
+                cancel.request("FORCEFUL");
+                this.events.emit(OPERATION_LOG_EVENT, { note: `${e.message}: this replica stopped running it` });
+                return;
+            }
+            const op = await this.occurrences.find(opId);
+            const secrets = await this.stacks.secretsOf(op);
+            let message = redactText((e as Error).message, secrets);
+            // A FORCEFUL cancel killed the command: its stack's lock is cleared, so that a retry can run.
+            if (cancel.mode === "FORCEFUL") message += `; ${await this.stacks.clearLock(op, secrets)}`;
+            await this.occurrences.transition(opId, "FAILED_TEMP", { owned: true, error: problemBody(500, cancel.mode ? `cancelled (${cancel.mode}): ${message}` : message) }).catch((lost) => {
+                if (!(lost instanceof LostClaim)) throw lost;
+            });
         } finally {
             this.running.delete(opId);
         }
     }
 
-    private async perform(op: Body, direction: "forward" | "back", signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    private async perform(op: Body, direction: "forward" | "back", cancel: OperationCancel): Promise<Record<string, unknown> | undefined> {
+        const signal = cancel.graceful.signal;
         const opId = String(op.id);
         const plan = op.__plan as Plan;
         const stackName = stackNameOf(String(op.vnfInstanceId));
-        const env = this.vimEnv(plan.vimId);
+        const env = await this.stacks.vimEnv(plan.vimId);
         const servers = new ServerChanges();
         const progress = { engineEvents: 0, resourcesStarted: 0, resourcesDone: 0, vmsChanging: 0, lastEvent: "" };
         let recorded = 0;
@@ -261,12 +294,13 @@ export class Lifecycle {
             // The occurrence shows progress too, written at most twice a second.
             if (Date.now() - recorded > 500) {
                 recorded = Date.now();
-                this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress: { ...progress } } }]);
+                const shown = { ...progress };
+                this.background(() => this.occurrences.changeOwned(opId, (current) => ({ ...current, progress: shown })));
             }
         };
-        // Each Pulumi process is recorded while it runs, for recover() after a crash.
-        const onProcess = (process: PulumiProcess | undefined) => this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), __pulumi: process } }]);
-        const run = { env, onEvent, signal, onProcess };
+        // Each Pulumi process is recorded while it runs, for a takeover after a crash.
+        const onProcess = (process: PulumiProcess | undefined) => this.background(() => this.occurrences.changeOwned(opId, (current) => ({ ...current, __pulumi: process })));
+        const run = { env, onEvent, signal, force: cancel.forceful.signal, onProcess };
         let outputs: Record<string, unknown> | undefined;
         const instanceId = String(op.vnfInstanceId);
         if (op.operation === "TERMINATE" || (direction === "back" && op.operation === "INSTANTIATE")) {
@@ -280,17 +314,18 @@ export class Lifecycle {
             if (updates.length === 0) updates.push({ config: plan.config, position: Number(op.__stagesDone) });
             for (const [i, update] of updates.entries()) {
                 outputs = await this.runner.up(stackName, update.config ?? {}, run);
-                this.recordStage(op, update.config, update.position);
+                await this.recordStage(op, update.config, update.position);
                 if (updates.length > 1) this.events.emit(OPERATION_LOG_EVENT, { op, stage: { done: i + 1, of: updates.length } });
             }
             // A cluster's VIMs follow its outputs: a new cluster (entire heal) has a new CA and new tokens.
             await this.kubernetesVims.register(instanceId, updates.at(-1)!.config, outputs ?? {});
         }
-        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId));
+        await this.backgroundWrites;
+        const instance = await this.store.get("vnf_instances", String(op.vnfInstanceId));
         const before = ((instance?.instantiatedVnfInfo as Body | undefined)?.vnfcResourceInfo ?? []) as Body[];
         const vimConnectionId = plan.kubernetesVimId ?? ((plan.config ?? plan.previousConfig)?.vnfKind === "cnf" ? "kubernetes" : vimConnectionIdOf(plan.vimId));
         const affectedVnfcs = servers.affectedVnfcs(before, (outputs?.vnfcResources ?? []) as Body[]).map((v) => ({ ...v, computeResource: { vimConnectionId, ...v.computeResource } }));
-        this.store.put([{ table: "op_occs", id: opId, body: { ...this.find(opId), progress, resourceChanges: { affectedVnfcs } } }]);
+        await this.occurrences.changeOwned(opId, (current) => ({ ...current, progress, resourceChanges: { affectedVnfcs } }));
         return outputs;
     }
 
@@ -299,69 +334,31 @@ export class Lifecycle {
      * rollback steps back from there), and the instance's config is the stack's, so that an operation failed
      * half way leaves the next one planning from where the stack is.
      */
-    private recordStage(op: Body, config: Record<string, unknown> | undefined, position: number): void {
-        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
-        this.store.put([
-            { table: "op_occs", id: String(op.id), body: { ...this.find(String(op.id)), __stagesDone: position } },
-            { table: "vnf_instances", id: String(instance.id), body: { ...instance, __stackConfig: config } },
-        ]);
+    private async recordStage(op: Body, config: Record<string, unknown> | undefined, position: number): Promise<void> {
+        await this.occurrences.changeOwned(String(op.id), (current) => ({ ...current, __stagesDone: position }));
+        await this.store.update("vnf_instances", String(op.vnfInstanceId), (instance) => (instance ? { ...instance, __stackConfig: config } : undefined));
     }
 
-    private complete(op: Body, direction: "forward" | "back", outputs: Record<string, unknown> | undefined): void {
-        const instance = this.store.get("vnf_instances", String(op.vnfInstanceId)) as Body;
-        const next = instanceAfter(op, instance, direction, outputs, {
-            vnfdOf: (flavourId, deployed) => this.planner.cnfs.vnfdOf(instance, flavourId, deployed),
-            clusterVim: this.kubernetesVims.ofCluster(String(instance.id)).find((v) => !v.tenant),
-        });
-        this.store.put([{ table: "vnf_instances", id: String(instance.id), body: next }]);
-        this.transition(this.find(String(op.id)), direction === "forward" ? "COMPLETED" : "ROLLED_BACK");
+    private async complete(op: Body, direction: "forward" | "back", outputs: Record<string, unknown> | undefined): Promise<void> {
+        const clusterVim = (await this.kubernetesVims.ofCluster(String(op.vnfInstanceId))).find((v) => !v.tenant);
+        await this.store.update("vnf_instances", String(op.vnfInstanceId), (instance) =>
+            instance ? instanceAfter(op, instance, direction, outputs, { vnfdOf: (flavourId, deployed) => this.planner.cnfs.vnfdOf(instance, flavourId, deployed), clusterVim }) : undefined,
+        );
+        await this.occurrences.transition(String(op.id), direction === "forward" ? "COMPLETED" : "ROLLED_BACK", { owned: true });
     }
 
-    private transition(op: Body, state: OperationState, error?: Body): Body {
-        // SOL003 v2.6.1 table 5.5.2.13-1: isCancelPending is true only while a cancel is under way.
-        const cancelPending = RUNNING.has(state) && op.isCancelPending === true;
-        const next = { ...op, operationState: state, stateEnteredTime: new Date().toISOString(), isCancelPending: cancelPending, ...(error ? { error } : {}) };
-        if (!error && (state === "PROCESSING" || state === "COMPLETED")) delete next.error;
-        this.store.put([{ table: "op_occs", id: String(op.id), body: next }]);
-        if (state !== "PROCESSING" && state !== "ROLLING_BACK") this.notifyOp(next, "RESULT");
-        this.events.emit(String(op.id), { operationState: state });
-        this.events.emit(OPERATION_LOG_EVENT, { op: next });
-        return next;
-    }
-
-    private notifyOp(op: Body, status: "START" | "RESULT"): void {
-        this.notifier.publish(
-            {
-                notificationType: "VnfLcmOperationOccurrenceNotification",
-                vnfInstanceId: String(op.vnfInstanceId),
-                notificationStatus: status,
-                operationState: op.operationState,
-                operation: op.operation,
-                vnfLcmOpOccId: op.id,
-                isAutomaticInvocation: false,
-                verbosity: "FULL",
-                ...(op.error ? { error: op.error } : {}),
-                ...(status === "RESULT" && op.resourceChanges ? { affectedVnfcs: op.resourceChanges.affectedVnfcs } : {}),
-            },
-            String(op.__baseUrl ?? ""),
-            { vnfLcmOpOcc: { href: opOccHref(op.__baseUrl ?? "", op.id) } },
+    /**
+     * A write that need not hold up the run (progress, the process record), made after the one before it (two
+     * in flight at once could commit in either order); the run waits for them before it ends.
+     */
+    private background(write: () => Promise<unknown>): void {
+        this.backgroundWrites = this.backgroundWrites.then(write).then(
+            () => undefined,
+            () => undefined,
         );
     }
 
     /** Every secret value an operation's Pulumi commands could show: its configs' and its VIM's. */
-    private secretsOf(op: Body): string[] {
-        const plan = (op.__plan ?? {}) as Plan;
-        const vim = plan.vimId ? this.store.get("vims", plan.vimId) : undefined;
-        const values = findSecretLeaves([plan.config, plan.previousConfig, this.options.defaultVimEnv]).map((s) => s.value);
-        return vim?.__password ? [...values, String(vim.__password)] : values;
-    }
-
-    private vimEnv(vimId: string | undefined): Record<string, string> {
-        if (!vimId) return this.options.defaultVimEnv;
-        const vim = this.store.get("vims", vimId);
-        if (!vim) throw new Error(`VIM ${vimId} is no longer registered`);
-        return openStackEnvOf(vim);
-    }
 
     private acquire(): Promise<void> {
         if (this.active < this.options.maxParallel) {
@@ -399,3 +396,4 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
         });
     });
 }
+

@@ -37,6 +37,7 @@ function matches(filter: Record<string, any>, n: Notification): boolean {
 
 export class Notifier {
     private readonly inFlight = new Set<Promise<void>>();
+    private sending: Promise<void> = Promise.resolve();
     /** Deliveries that gave up, for operators and tests: subscription id and why. */
     readonly failures: { subscriptionId: string; reason: string }[] = [];
 
@@ -62,7 +63,23 @@ export class Notifier {
 
     /** Sends `notification` to every matching subscription, in the background; `links` join the standard two. */
     publish(notification: Notification, baseUrl: string, links: Record<string, { href: string }> = {}): void {
-        for (const subscription of this.store.list("subscriptions")) {
+        // In the order published: each starts its deliveries once the one before has.
+        this.sending = this.sending.then(() => this.send(notification, baseUrl, links)).catch(() => undefined);
+        this.track(this.sending);
+    }
+
+    /** Waits for deliveries under way (at shutdown). */
+    async drain(): Promise<void> {
+        while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    }
+
+    private track(p: Promise<void>): void {
+        const tracked = p.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
+        this.inFlight.add(tracked);
+    }
+
+    private async send(notification: Notification, baseUrl: string, links: Record<string, { href: string }>): Promise<void> {
+        for (const subscription of await this.store.list("subscriptions")) {
             if (!matches((subscription.filter as Record<string, unknown>) ?? {}, notification)) continue;
             const body = maskSecrets({
                 id: randomUUID(),
@@ -71,14 +88,8 @@ export class Notifier {
                 timeStamp: new Date().toISOString(),
                 _links: { vnfInstance: { href: instanceHref(baseUrl, notification.vnfInstanceId) }, subscription: { href: subscriptionHref(baseUrl, String(subscription.id)) }, ...links },
             });
-            const p = this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body).finally(() => this.inFlight.delete(p));
-            this.inFlight.add(p);
+            this.track(this.deliver(String(subscription.id), String(subscription.callbackUri), subscription.__authentication as Authentication, body));
         }
-    }
-
-    /** Waits for deliveries under way (at shutdown). */
-    async drain(): Promise<void> {
-        await Promise.allSettled([...this.inFlight]);
     }
 
     private async deliver(subscriptionId: string, uri: string, auth: Authentication, body: Record<string, unknown>): Promise<void> {

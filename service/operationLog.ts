@@ -13,7 +13,8 @@ export const LOG_FORMATS: readonly LogFormat[] = ["text", "json"];
 export const OPERATION_LOG_EVENT = "operation-log";
 
 export interface OperationLogEvent {
-    op: Record<string, any>;
+    /** The occurrence; none: a line about the service itself (its claims), a warning. */
+    op?: Record<string, any>;
     /** After an update of an operation of several: which, of how many in this run. */
     stage?: { done: number; of: number };
     /** What happened to it, when it is no new state (a restart's finding). */
@@ -25,6 +26,7 @@ const ERROR_STATES = new Set(["FAILED_TEMP", "FAILED"]);
 /** One log line (no line break) of `event` at `time`. */
 export function logLine(format: LogFormat, event: OperationLogEvent, time = new Date()): string {
     const { op, stage, note } = event;
+    if (!op) return serviceLine(format, String(note), time);
     const level = ERROR_STATES.has(op.operationState) && !stage ? "error" : "info";
     const detail: string | undefined = level === "error" ? op.error?.detail : undefined;
     const message = stage ? `update ${stage.done} of ${stage.of} done` : (note ?? `operation ${op.operationState}`);
@@ -32,10 +34,17 @@ export function logLine(format: LogFormat, event: OperationLogEvent, time = new 
         return JSON.stringify({ time: time.toISOString(), level, msg: message, vnfLcmOpOccId: op.id, vnfInstanceId: op.vnfInstanceId, operation: op.operation, operationState: op.operationState, ...(detail ? { error: detail } : {}) });
     }
     const tail = detail ? `: ${detail}` : "";
-    // One line each, and no terminal control from a tool's error output (its colours, a cursor move).
-    return `${time.toISOString()} ${level.toUpperCase()} ${op.operation} ${op.id} (instance ${op.vnfInstanceId}) ${message}${tail}`
-        .replace(/[\r\n]+/g, " ⏎ ")
-        .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+    return oneLine(`${time.toISOString()} ${level.toUpperCase()} ${op.operation} ${op.id} (instance ${op.vnfInstanceId}) ${message}${tail}`);
+}
+
+/** One line, and no terminal control from a tool's error output (its colours, a cursor move). */
+function oneLine(text: string): string {
+    return text.replace(/[\r\n]+/g, " ⏎ ").replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+function serviceLine(format: LogFormat, note: string, time: Date): string {
+    if (format === "json") return JSON.stringify({ time: time.toISOString(), level: "warn", msg: note });
+    return oneLine(`${time.toISOString()} WARN ${note}`);
 }
 
 /** Writes a line for every event `events` emits for the log; a write that fails loses its line, never an operation's step. */

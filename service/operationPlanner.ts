@@ -72,11 +72,11 @@ export class OperationPlanner {
     }
 
     /** What the operation will change, checked in full before anything runs. */
-    plan(operation: Operation, instance: Body, params: Body): Plan {
+    async plan(operation: Operation, instance: Body, params: Body): Promise<Plan> {
         const stackName = stackNameOf(String(instance.id));
         const stored = instance.__stackConfig as Record<string, unknown> | undefined;
         const cnf = stored?.vnfKind === "cnf";
-        const current = cnf ? this.cnfs.withCurrentVim(instance, stored!) : stored;
+        const current = cnf ? await this.cnfs.withCurrentVim(instance, stored!) : stored;
         const check = (config: Record<string, unknown>, source: string) => {
             try {
                 return configModel().parseVnfConfig(config, { stackName, baseDir: this.options.projectDir }, source).spec;
@@ -99,7 +99,7 @@ export class OperationPlanner {
         switch (operation) {
             case "INSTANTIATE": {
                 if (cnfRequests().isCnfInstantiateRequest(params)) {
-                    const planned = this.cnfs.instantiate(instance, params, stackName, check);
+                    const planned = await this.cnfs.instantiate(instance, params, stackName, check);
                     return { config: planned.config, kubernetesVimId: planned.kubernetesVimId, cnfNamespace: planned.namespace, flavourId: params.flavourId };
                 }
                 let converted;
@@ -120,8 +120,8 @@ export class OperationPlanner {
                     );
                 }
                 // Naming no VIM: the OpenStack VIM registered with --is-default, else the service's own OS_* credentials.
-                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean) ?? defaultVim(this.store, "openstack")?.id;
-                const vim = vimId ? this.store.get("vims", vimId) : undefined;
+                const vimId = (params.vimConnectionInfo ?? []).map((v: Body) => v.vimId).find(Boolean) ?? (await defaultVim(this.store, "openstack"))?.id;
+                const vim = vimId ? await this.store.get("vims", vimId) : undefined;
                 if (vimId && !vim) throw new ProblemError(400, `vimConnectionInfo.vimId: no VIM ${vimId} is registered with this service (POST /k8s-vnf/v1/vims)`);
                 if (vim?.type === "kubernetes") throw new ProblemError(400, `vimConnectionInfo.vimId: ${vimId} is a Kubernetes VIM (${vim.name}); a cluster's VMs need an OpenStack VIM`);
                 check(converted.config, "instantiate request");
@@ -208,8 +208,8 @@ export class OperationPlanner {
                 return { ...plan, flavourId: String(plan.config!.flavour) };
             }
             case "TERMINATE":
-                if (cnf) this.cnfs.assertNamespaceUnshared(instance);
-                else this.cnfs.assertNoCnfOn(this.kubernetesVims.ofCluster(String(instance.id)).map((v) => String(v.id)), String(instance.id));
+                if (cnf) await this.cnfs.assertNamespaceUnshared(instance);
+                else await this.cnfs.assertNoCnfOn((await this.kubernetesVims.ofCluster(String(instance.id))).map((v) => String(v.id)), String(instance.id));
                 return { gracefulSeconds: params.terminationType === "GRACEFUL" ? (params.gracefulTerminationTimeout ?? 0) : 0, previousConfig: current, vimId: instance.__vimId as string | undefined };
         }
     }

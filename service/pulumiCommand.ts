@@ -24,7 +24,10 @@ import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { describeProcess, OUTPUT_DIR_PREFIX, PulumiProcess } from "./pulumiProcess";
+import { describeProcess, OUTPUT_DIR_PREFIX, PulumiProcess, stopPulumiProcess } from "./pulumiProcess";
+
+/** How long a FORCEFUL cancel lets Pulumi's own cancel try before it kills the command. */
+export const FORCEFUL_GRACE_MS = 5_000;
 
 /** What the SDK's exec returns (automation/cmd.ts `CommandResult`). */
 export interface CommandResult {
@@ -48,8 +51,10 @@ export class OperationCancelledError extends Error {
 }
 
 export interface OperationCommandOptions {
-    /** The operation's cancel. */
+    /** The operation's cancel (SIGINT, Pulumi's graceful cancel). */
     signal?: AbortSignal;
+    /** Its FORCEFUL cancel: the running command and its plugins killed after FORCEFUL_GRACE_MS. */
+    force?: AbortSignal;
     /** Told of each Pulumi process when it starts, and (undefined) when it has ended. */
     onProcess?: (process: PulumiProcess | undefined) => void;
 }
@@ -104,8 +109,13 @@ export class OperationCommand {
         output.closeOwnCopies();
         const started = child.pid === undefined ? undefined : describeProcess(child.pid);
         if (started) this.options.onProcess?.({ ...started, outputDir: dir });
+        // Pulumi's own cancel (SIGINT) waits for the steps under way; a FORCEFUL one, then, kills the command and
+        // its plugins (the stack's lock is then the caller's to clear).
         const cancel = () => child.kill("SIGINT");
+        const force = () => started && void stopPulumiProcess(started, FORCEFUL_GRACE_MS);
         this.options.signal?.addEventListener("abort", cancel);
+        this.options.force?.addEventListener("abort", force);
+        if (this.options.force?.aborted) force();
         if (input !== undefined) {
             // A CLI that exits before reading its input (a bad flag) must not crash the service with EPIPE.
             child.stdin!.on("error", () => undefined);
@@ -116,6 +126,7 @@ export class OperationCommand {
             child.once("error", (e) => (spawnError += e.message));
             child.once("close", (code, signal) => {
                 this.options.signal?.removeEventListener("abort", cancel);
+                this.options.force?.removeEventListener("abort", force);
                 if (started) this.options.onProcess?.(undefined);
                 const { stdout, stderr } = finish();
                 const result = new (sdkCmd().CommandResult)(stdout, stderr + spawnError, code ?? (signal ? 128 : -2));

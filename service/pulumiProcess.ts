@@ -13,6 +13,9 @@ export interface PulumiProcess {
     pid: number;
     /** Start time in clock ticks since boot (/proc/<pid>/stat, field 22). */
     startTime: string;
+    /** The host's boot id and name: a PID means something only on the host, and boot, it was read on. */
+    bootId?: string;
+    hostname?: string;
     /** Its private folder (pulumiCommand.ts: its output files and temporary folder), removed once it has ended. */
     outputDir?: string;
 }
@@ -26,6 +29,19 @@ export function removeOutputDir(recorded: PulumiProcess): void {
     if (dir && path.dirname(dir) === os.tmpdir() && path.basename(dir).startsWith(OUTPUT_DIR_PREFIX)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
+let bootId: string | undefined;
+
+/** This host's boot id (/proc/sys/kernel/random/boot_id): processes are compared by PID and start time only within it. */
+export function thisBoot(): string {
+    bootId ??= fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return bootId;
+}
+
+/** Whether a recorded process was recorded on this host since its last boot (a record without a boot id was). */
+export function onThisHost(recorded: PulumiProcess): boolean {
+    return recorded.bootId === undefined || recorded.bootId === thisBoot();
+}
+
 /** The process with this PID now, if any (Linux /proc). */
 export function describeProcess(pid: number): PulumiProcess | undefined {
     try {
@@ -33,7 +49,7 @@ export function describeProcess(pid: number): PulumiProcess | undefined {
         // Field 2 (the command name) may hold spaces and parentheses: count fields after its closing one.
         const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
         if (fields[0] === "Z") return undefined;
-        return { pid, startTime: fields[19] };
+        return { pid, startTime: fields[19], bootId: thisBoot(), hostname: os.hostname() };
     } catch {
         return undefined;
     }
@@ -41,7 +57,7 @@ export function describeProcess(pid: number): PulumiProcess | undefined {
 
 /** Whether the recorded process is still running: the same PID with the same start time. */
 export function stillRunning(recorded: PulumiProcess): boolean {
-    return describeProcess(recorded.pid)?.startTime === recorded.startTime;
+    return onThisHost(recorded) && describeProcess(recorded.pid)?.startTime === recorded.startTime;
 }
 
 /**
@@ -50,6 +66,7 @@ export function stillRunning(recorded: PulumiProcess): boolean {
  * is still the recorded one. Says what it did.
  */
 export async function stopPulumiProcess(recorded: PulumiProcess, graceMs: number): Promise<string> {
+    if (!onThisHost(recorded)) return `its Pulumi command (pid ${recorded.pid}) ran on ${recorded.hostname ?? "another host"}, where it may still run: not stopped from here`;
     if (!stillRunning(recorded)) return `its Pulumi command (pid ${recorded.pid}) was no longer running`;
     // Its processes now, before any of them ends and its children are handed to init.
     const tree = processTree(recorded.pid);

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import type { EngineEvent, PulumiCommand } from "@pulumi/pulumi/automation";
 import * as semver from "semver";
 import { CommandResult, OperationCommand } from "./pulumiCommand";
-import { PulumiProcess, removeOutputDir, stopPulumiProcess } from "./pulumiProcess";
+import { onThisHost, PulumiProcess, removeOutputDir, stopPulumiProcess } from "./pulumiProcess";
 
 /** The Automation API, loaded with the first operation: it is most of what the service would load at start. */
 const automation = () => require("@pulumi/pulumi/automation") as typeof import("@pulumi/pulumi/automation");
@@ -31,7 +31,10 @@ export interface RunOptions {
     /** URNs to replace (heal). */
     replace?: string[];
     onEvent?: (event: EngineEvent) => void;
+    /** A cancel: Pulumi's own (SIGINT), which waits for the steps under way. */
     signal?: AbortSignal;
+    /** A FORCEFUL cancel: the command and its plugins killed after FORCEFUL_GRACE_MS. */
+    force?: AbortSignal;
     /** Told of each Pulumi process the run starts, and (undefined) when it has ended. */
     onProcess?: (process: PulumiProcess | undefined) => void;
 }
@@ -148,7 +151,9 @@ export class AutomationStackRunner implements StackRunner {
     }
 
     async recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string> {
-        const stopped = leftRunning ? await stopPulumiProcess(leftRunning, STOP_GRACE_MS) : "it had no Pulumi command running";
+        const stopped = leftRunning ? await stopPulumiProcess(leftRunning, STOP_GRACE_MS) : "no Pulumi command of it was left running";
+        // Its lock is left to a command that may still run on another host: cancelling it would let two update the stack.
+        if (leftRunning && !onThisHost(leftRunning)) return `${stopped}; its stack's lock was left: once that command has ended, \`pulumi cancel --stack ${stackName}\` clears it`;
         if (leftRunning) removeOutputDir(leftRunning);
         const command = await this.command({});
         try {
@@ -169,9 +174,9 @@ export class AutomationStackRunner implements StackRunner {
         return automation().LocalWorkspace.createOrSelectStack({ stackName, workDir: this.options.projectDir }, { pulumiCommand: command as unknown as PulumiCommand, envVars: env });
     }
 
-    private async command(run: Pick<RunOptions, "signal" | "onProcess">): Promise<OperationCommand> {
+    private async command(run: Pick<RunOptions, "signal" | "force" | "onProcess">): Promise<OperationCommand> {
         const cli = await this.pulumi();
-        return new OperationCommand(cli.command, cli.version, this.options.env, { signal: run.signal, onProcess: run.onProcess });
+        return new OperationCommand(cli.command, cli.version, this.options.env, { signal: run.signal, force: run.force, onProcess: run.onProcess });
     }
 
     /**

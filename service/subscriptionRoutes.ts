@@ -31,17 +31,17 @@ export function subscriptionRoutes(app: FastifyInstance, { store, notifier, base
             _links: { self: { href: subscriptionHref(base(request), id) } },
         };
         // Delivery credentials are kept, never returned.
-        store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);
+        await store.put([{ table: "subscriptions", id, body: { ...subscription, __authentication: body.authentication ?? null } }]);
         return reply.code(201).header("location", subscription._links.self.href).send(subscription);
     });
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request) => {
-        const found = store.get("subscriptions", request.params.id);
+        const found = await store.get("subscriptions", request.params.id);
         if (!found) throw notFound("subscription", request.params.id);
         return visible(found);
     });
     app.delete<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request, reply) => {
-        if (!store.get("subscriptions", request.params.id)) throw notFound("subscription", request.params.id);
-        store.remove("subscriptions", request.params.id);
+        if (!(await store.get("subscriptions", request.params.id))) throw notFound("subscription", request.params.id);
+        await store.remove("subscriptions", request.params.id);
         return reply.code(204).send();
     });
 }

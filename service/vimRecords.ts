@@ -13,17 +13,17 @@ import { defaultVim, operationsRunningOn, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 
-export function findVim(store: Store, id: string): Body {
-    const vim = store.get("vims", id);
+export async function findVim(store: Store, id: string): Promise<Body> {
+    const vim = await store.get("vims", id);
     if (!vim) throw notFound("VIM", id);
     return vim;
 }
 
 /** A VIM from Tacker's registration body, checked before anything is stored; credentials kept as `__` fields. */
-export function registration(vim: Body, store: Store): Body {
+export async function registration(vim: Body, store: Store): Promise<Body> {
     const type: "openstack" | "kubernetes" = vim.type ?? "openstack";
     const record = type === "kubernetes" ? kubernetesVim(vim) : openstackVim(vim);
-    const currentDefault = vim.is_default ? defaultVim(store, type) : undefined;
+    const currentDefault = vim.is_default ? await defaultVim(store, type) : undefined;
     if (currentDefault) throw conflict(`vim.is_default: ${type} VIM ${currentDefault.id} (${currentDefault.name}) is the default already; delete it, or register this one without --is-default`);
     return { id: randomUUID(), name: vim.name, description: vim.description ?? "", isDefault: vim.is_default === true, createdAt: new Date().toISOString(), ...record };
 }
@@ -69,9 +69,9 @@ function openstackVim(vim: Body): Body {
 }
 
 /** A VIM goes only when nothing uses it (Tacker refuses to delete a VIM in use), and a cluster's with its cluster. */
-export function assertRemovable(store: Store, vim: Body): void {
+export async function assertRemovable(store: Store, vim: Body): Promise<void> {
     if (vim.__clusterInstanceId) throw conflict(`VIM ${vim.id} is VNF instance ${vim.__clusterInstanceId}'s Kubernetes VIM and goes when that instance is terminated`);
-    const users = vimUsers(store, [String(vim.id)]);
+    const users = await vimUsers(store, [String(vim.id)]);
     if (users.length) throw conflict(`VIM ${vim.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}: terminate them first`);
 }
 
@@ -80,23 +80,23 @@ export function assertRemovable(store: Store, vim: Body): void {
  * changes with the cluster, and a running operation's commands hold the credentials they started with (and
  * its error texts are redacted with the VIM's current ones).
  */
-function assertChangeable(store: Store, vim: Body): void {
+async function assertChangeable(store: Store, vim: Body): Promise<void> {
     if (vim.__clusterInstanceId) throw conflict(`VIM ${vim.id} is VNF instance ${vim.__clusterInstanceId}'s Kubernetes VIM: its endpoint and token are the cluster's and change with it`);
-    const running = operationsRunningOn(store, String(vim.id));
+    const running = await operationsRunningOn(store, String(vim.id));
     if (running.length) throw conflict(`VIM ${vim.id} is in use by operation(s) ${running.map((o) => `${o.id} (${o.operation})`).join(", ")}, which run with its credentials of when they started: change it when they have ended`);
 }
 
 /** The instances on a VIM were made in its project and region (an OpenStack project, a namespace): it does not move under them. */
-function assertSamePlace(store: Store, before: Body, after: Body, field: string): void {
+async function assertSamePlace(store: Store, before: Body, after: Body, field: string): Promise<void> {
     const place = (v: Body) => [v.projectName, v.projectDomainName ?? "", v.region ?? ""].join("\n");
     if (place(before) === place(after)) return;
-    const users = vimUsers(store, [String(before.id)]);
+    const users = await vimUsers(store, [String(before.id)]);
     if (users.length) throw conflict(`${field}: VIM ${before.id} is in use by VNF instance(s) ${users.map((u) => u.id).join(", ")}, made in project ${before.projectName}${before.region ? ` of region ${before.region}` : ""}; terminate them before moving the VIM`);
 }
 
 /** `--is-default` again: one default per type. */
-function assertOnlyDefault(store: Store, vim: Body): void {
-    const current = vim.isDefault ? defaultVim(store, vim.type ?? "openstack") : undefined;
+async function assertOnlyDefault(store: Store, vim: Body): Promise<void> {
+    const current = vim.isDefault ? await defaultVim(store, vim.type ?? "openstack") : undefined;
     if (current && current.id !== vim.id) throw conflict(`vim.is_default: ${vim.type ?? "openstack"} VIM ${current.id} (${current.name}) is the default already; unset it first`);
 }
 
@@ -105,8 +105,8 @@ function assertOnlyDefault(store: Store, vim: Body): void {
  * is_default as given; auth_cred and vim_project, when given, merged over the VIM's and checked as at
  * registration (its auth_url and type stay: Tacker's NFVO extension has them read-only).
  */
-export function tackerUpdate(store: Store, vim: Body, change: Body): Body {
-    assertChangeable(store, vim);
+export async function tackerUpdate(store: Store, vim: Body, change: Body): Promise<Body> {
+    await assertChangeable(store, vim);
     const kubernetes = vim.type === "kubernetes";
     let next: Body = { ...vim };
     if (change.auth_cred !== undefined || change.vim_project !== undefined) {
@@ -121,18 +121,18 @@ export function tackerUpdate(store: Store, vim: Body, change: Body): Body {
     if (change.name !== undefined) next.name = change.name;
     if (change.description !== undefined) next.description = change.description;
     if (change.is_default !== undefined) next.isDefault = change.is_default;
-    assertOnlyDefault(store, next);
-    assertSamePlace(store, vim, next, "vim.vim_project.name");
+    await assertOnlyDefault(store, next);
+    await assertSamePlace(store, vim, next, "vim.vim_project.name");
     return { ...next, updatedAt: new Date().toISOString() };
 }
 
 /** An OpenStack VIM changed by a merge patch of its registration's fields (`PATCH /k8s-vnf/v1/vims/{id}`). */
-export function patchUpdate(store: Store, vim: Body, change: Body): Body {
-    assertChangeable(store, vim);
+export async function patchUpdate(store: Store, vim: Body, change: Body): Promise<Body> {
+    await assertChangeable(store, vim);
     if (vim.type === "kubernetes") throw conflict(`VIM ${vim.id} is a Kubernetes VIM: change it with \`openstack vim set\` (PUT /v1.0/vims/${vim.id})`);
     const { password, ...fields } = change;
     const next = { ...vim, ...fields, ...(password === undefined ? {} : { __password: password }), updatedAt: new Date().toISOString() };
-    assertSamePlace(store, vim, next, change.region !== undefined && change.projectName === undefined ? "region" : "projectName");
+    await assertSamePlace(store, vim, next, change.region !== undefined && change.projectName === undefined ? "region" : "projectName");
     return next;
 }
 

@@ -29,39 +29,39 @@ export function vimRoutes(app: FastifyInstance, { store, base, visible }: VimRou
     app.post(`/k8s-vnf/v1/vims`, { schema: { body: SCHEMAS.vimRegistration } }, async (request, reply) => {
         const { password, id: requested, ...rest } = request.body as Body;
         const id = requested ?? randomUUID();
-        if (store.get("vims", id)) throw conflict(`VIM ${id} is already registered`);
-        store.put([{ table: "vims", id, body: { id, ...rest, __password: password } }]);
+        if (await store.get("vims", id)) throw conflict(`VIM ${id} is already registered`);
+        await store.put([{ table: "vims", id, body: { id, ...rest, __password: password } }]);
         return reply.code(201).header("location", `${base(request)}/k8s-vnf/v1/vims/${id}`).send({ id, ...rest });
     });
-    app.get(`/k8s-vnf/v1/vims`, async () => store.list("vims").map(visible));
-    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => visible(findVim(store, request.params.id)));
+    app.get(`/k8s-vnf/v1/vims`, async () => (await store.list("vims")).map(visible));
+    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => visible(await findVim(store, request.params.id)));
     app.patch<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, { schema: { body: SCHEMAS.vimUpdate } }, async (request) => {
-        const record = patchUpdate(store, findVim(store, request.params.id), request.body as Body);
-        store.put([{ table: "vims", id: String(record.id), body: record }]);
+        const record = await patchUpdate(store, await findVim(store, request.params.id), request.body as Body);
+        await store.put([{ table: "vims", id: String(record.id), body: record }]);
         return visible(record);
     });
 
     // Tacker's NFVO VIM API, what `openstack vim list/show/register/delete` call.
     const tackerVims = async (request: FastifyRequest) => {
         const query = request.query as Record<string, string | undefined>;
-        const vims = store.list("vims").filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
+        const vims = (await store.list("vims")).filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
         return { vims: vims.map(tackerVimView) };
     };
-    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => ({ vim: tackerVimView(findVim(store, idOf(request.params.id))) });
+    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => ({ vim: tackerVimView(await findVim(store, idOf(request.params.id))) });
     const register = async (request: FastifyRequest, reply: FastifyReply) => {
-        const record = registration((request.body as Body).vim, store);
-        store.put([{ table: "vims", id: record.id, body: record }]);
+        const record = await registration((request.body as Body).vim, store);
+        await store.put([{ table: "vims", id: record.id, body: record }]);
         return reply.code(201).send({ vim: tackerVimView(record) });
     };
     const update = async (request: FastifyRequest<{ Params: { id: string } }>) => {
-        const record = tackerUpdate(store, findVim(store, idOf(request.params.id)), (request.body as Body).vim);
-        store.put([{ table: "vims", id: String(record.id), body: record }]);
+        const record = await tackerUpdate(store, await findVim(store, idOf(request.params.id)), (request.body as Body).vim);
+        await store.put([{ table: "vims", id: String(record.id), body: record }]);
         return { vim: tackerVimView(record) };
     };
     const unregister = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-        const vim = findVim(store, idOf(request.params.id));
-        assertRemovable(store, vim);
-        store.remove("vims", String(vim.id));
+        const vim = await findVim(store, idOf(request.params.id));
+        await assertRemovable(store, vim);
+        await store.remove("vims", String(vim.id));
         return reply.code(204).send();
     };
     app.delete<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, unregister);

@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
@@ -16,6 +15,7 @@ import { makePackageDir, REQUEST_SECRETS, REQUESTS_DIR, requestWithSecrets } fro
 import { PROJECT_DIR } from "./support/program";
 import { serviceProject } from "./support/serviceProject";
 import { builtTools, realPulumiEnv, useBuiltTools } from "./support/tools";
+import { silentEndpoint } from "./support/silentEndpoint";
 
 const PASSPHRASE = "cli-test-passphrase";
 
@@ -138,34 +138,6 @@ async function killCli(started: StartedCli): Promise<void> {
         while (tree.some(stillRunning)) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await started.exited.catch(() => undefined);
-}
-
-/**
- * An OpenStack endpoint that accepts every connection and never answers: the OpenStack provider's first
- * request waits there, and the update that runs it with it, holding the stack's lock.
- */
-async function silentEndpoint(): Promise<{ env: Record<string, string>; connections: () => number; close: () => Promise<void> }> {
-    const sockets = new Set<net.Socket>();
-    let connections = 0;
-    const server = net.createServer((socket) => {
-        connections++;
-        sockets.add(socket);
-        socket.on("error", () => undefined);
-        socket.on("close", () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", resolve);
-    });
-    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v3`;
-    return {
-        env: { OS_AUTH_URL: url, OS_USERNAME: "admin", OS_PASSWORD: "lock-test-password", OS_PROJECT_NAME: "admin", OS_USER_DOMAIN_NAME: "Default", OS_PROJECT_DOMAIN_NAME: "Default", OS_REGION_NAME: "RegionOne" },
-        connections: () => connections,
-        close: () => {
-            for (const socket of sockets) socket.destroy();
-            return new Promise((resolve) => server.close(() => resolve()));
-        },
-    };
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

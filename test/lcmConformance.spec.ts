@@ -14,6 +14,7 @@ import { parseRequestText } from "../config/requestText";
 import { createService, Service } from "../service/app";
 import { RunOptions, StackRunner } from "../service/stackRunner";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { describeEachStore, storeFor } from "./support/stores";
 
 const INSTANCE = "openstack:compute/instance:Instance";
 
@@ -59,7 +60,7 @@ class ServersRunner implements StackRunner {
     }
 }
 
-describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
+describeEachStore("LCM service: SOL003/SOL013 conformance (in process)", function (kind) {
     this.timeout(30_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-conformance-"));
     let service: Service;
@@ -113,7 +114,7 @@ describe("LCM service: SOL003/SOL013 conformance (in process)", function () {
             });
         });
         await new Promise<void>((r) => subscriber.listen(0, "127.0.0.1", r));
-        service = await createService({ dataDir, runner, env: {}, allowLoopbackCallbacks: true, pageSize: 2 });
+        service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner, env: {}, allowLoopbackCallbacks: true, pageSize: 2 });
         base = await service.app.listen({ port: 0, host: "127.0.0.1" });
         const callbackUri = `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/cb`;
         assert.equal((await api("POST", "/vnflcm/v1/subscriptions", { callbackUri })).status, 201);

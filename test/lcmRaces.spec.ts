@@ -17,6 +17,7 @@ import { createService } from "../service/app";
 import { describeProcess, stillRunning } from "../service/pulumiProcess";
 import { PreviewOptions, RunOptions, StackRunner } from "../service/stackRunner";
 import { REQUESTS_DIR } from "./support/fixtures";
+import { describeEachStore, StoreKind, storeFor } from "./support/stores";
 import { runTeardowns } from "./support/teardowns";
 
 type Body = Record<string, any>;
@@ -76,9 +77,9 @@ function instantiateBody(): Body {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A service in process with its own data folder; stopped after the test by `close`. */
-async function startService(runner: StackRunner, options: Partial<Parameters<typeof createService>[0]> = {}) {
+async function startService(kind: StoreKind, runner: StackRunner, options: Partial<Parameters<typeof createService>[0]> = {}) {
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-races-"));
-    const service = await createService({ runner, env: {}, ...options, dataDir });
+    const service = await createService({ runner, env: {}, ...(await storeFor(kind, dataDir)), ...options, dataDir });
     const base = await service.app.listen({ port: 0, host: "127.0.0.1" });
     const api = async (method: string, route: string, body?: unknown, signal?: AbortSignal) => {
         const r = await fetch(`${base}${route}`, { method, signal, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -107,12 +108,12 @@ async function startService(runner: StackRunner, options: Partial<Parameters<typ
     return { service, base, dataDir, api, instance, instantiate, stateOf, until, close };
 }
 
-describe("LCM service under racing and slow clients (in process, a gated runner)", function () {
+describeEachStore("LCM service under racing and slow clients (in process, a gated runner)", function (kind) {
     this.timeout(30_000);
     const teardowns: (() => Promise<void>)[] = [];
     afterEach(() => runTeardowns(teardowns));
     const started = async (runner: StackRunner, options: Partial<Parameters<typeof createService>[0]> = {}) => {
-        const s = await startService(runner, options);
+        const s = await startService(kind, runner, options);
         teardowns.push(s.close);
         return s;
     };
@@ -193,7 +194,7 @@ describe("LCM service under racing and slow clients (in process, a gated runner)
         slot.open();
         await s.until(failedB, "FAILED_TEMP");
         const op = (await s.api("GET", `/vnflcm/v1/vnf_lcm_op_occs/${failedB}`)).body;
-        assert.match(op.error.detail, /cancelled: .*nothing ran/);
+        assert.match(op.error.detail, /cancelled \(GRACEFUL\): .*nothing ran/);
         assert.equal(op.isCancelPending, false);
         assert.equal(runner.log.filter((l) => l === `up vnf-${b}`).length, 1, runner.log.join(", "));
         assert.equal((await s.api("POST", `/vnflcm/v1/vnf_lcm_op_occs/${failedB}/retry`)).status, 202, "retried again");
@@ -259,7 +260,7 @@ describe("LCM service under racing and slow clients (in process, a gated runner)
             fs.writeFileSync(path.join(scratchDir, "Pulumi.vnf-x.yaml"), "encryptionsalt: v1:abc\n");
             options.onProcess?.(describeProcess(command.pid!));
         };
-        const crashed = await startService(runner, { dataDir });
+        const crashed = await startService(kind, runner, { dataDir });
         let next: Awaited<ReturnType<typeof startService>> | undefined;
         teardowns.push(async () => {
             runner.previewGate.open();
@@ -270,7 +271,7 @@ describe("LCM service under racing and slow clients (in process, a gated runner)
         const planned = crashed.api("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, instantiateBody()).catch((e: Error) => e);
         while (!scratchDir) await sleep(10);
         // The dead service's process is abandoned as it is (its preview never ends); a new one opens the same data.
-        next = await startService(new GatedRunner(), { dataDir });
+        next = await startService(kind, new GatedRunner(), { dataDir });
         assert.ok(!stillRunning(describeProcess(command.pid!) ?? { pid: command.pid!, startTime: "gone" }), "the preview's command was stopped");
         assert.ok(!fs.existsSync(scratchDir), "its scratch folder is gone");
         assert.deepEqual(fs.readdirSync(path.join(dataDir, "dry-runs")), []);

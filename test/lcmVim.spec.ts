@@ -15,6 +15,7 @@ import { createService, Service } from "../service/app";
 import { RunOptions, StackRunner } from "../service/stackRunner";
 import { request } from "./support/fixtures";
 import { PROJECT_DIR } from "./support/program";
+import { describeEachStore, storeFor } from "./support/stores";
 
 const CA = "-----BEGIN CERTIFICATE-----\nstand-in CA for tests\n-----END CERTIFICATE-----\n";
 const CLUSTER_TOKEN = "cluster-token-never-shown";
@@ -97,7 +98,7 @@ async function fakeNfvo() {
     };
 }
 
-describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto them (seed 003)", function () {
+describeEachStore("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto them (seed 003)", function (kind) {
     this.timeout(60_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-vim-"));
     const packagesDir = path.join(dataDir, "packages");
@@ -141,7 +142,7 @@ describe("LCM service: clusters become Kubernetes VIMs; CNFs are planned onto th
 
     before(async () => {
         nfvo = await fakeNfvo();
-        service = await createService({ dataDir, runner, env: {}, packagesDir, nfvo: { url: nfvo.url, token: "nfvo-keystone-token" } });
+        service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner, env: {}, packagesDir, nfvo: { url: nfvo.url, token: "nfvo-keystone-token" } });
         base = `http://127.0.0.1:${((await service.app.listen({ port: 0, host: "127.0.0.1" })) && (service.app.server.address() as AddressInfo).port)}`;
     });
     after(async () => {

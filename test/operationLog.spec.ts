@@ -12,6 +12,7 @@ import { createService, Service } from "../service/app";
 import { logLine } from "../service/operationLog";
 import { StackRunner } from "../service/stackRunner";
 import { request } from "./support/fixtures";
+import { describeEachStore, storeFor } from "./support/stores";
 
 /** Fails the next update with `failWith` (when set), else answers with a cluster's outputs. */
 class FailingRunner implements StackRunner {
@@ -31,7 +32,7 @@ class FailingRunner implements StackRunner {
     }
 }
 
-describe("LCM service: the log of its operations (text or JSON lines)", function () {
+describeEachStore("LCM service: the log of its operations (text or JSON lines)", function (kind) {
     this.timeout(30_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-oplog-"));
     const runner = new FailingRunner();
@@ -45,7 +46,7 @@ describe("LCM service: the log of its operations (text or JSON lines)", function
     };
 
     before(async () => {
-        service = await createService({ dataDir, runner, env: {}, log: { format: "json", write: (line) => lines.push(line) } });
+        service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner, env: {}, log: { format: "json", write: (line) => lines.push(line) } });
         await service.app.listen({ port: 0, host: "127.0.0.1" });
         base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
     });

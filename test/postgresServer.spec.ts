@@ -1,8 +1,7 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
-import { Client } from "pg";
 import { alive, commandLine } from "./support/processAlive";
-import { type PostgresServer, sharedPostgres, skipUnlessPostgres } from "./support/postgres";
+import { type PostgresServer, query, sharedPostgres, skipUnlessPostgres } from "./support/postgres";
 
 /** A file under /proc, "" once its process has ended. */
 function proc(file: string): string {
@@ -38,15 +37,6 @@ function listening(pids: number[]): string[] {
     return rows.filter((r) => r[3] === "0A" && inodes.has(r[9])).map((r) => r[1]);
 }
 
-async function query(url: string, sql: string): Promise<unknown[]> {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-        return (await client.query(sql)).rows;
-    } finally {
-        await client.end();
-    }
-}
 
 describe("a private PostgreSQL server for tests (test/support/postgres.ts)", () => {
     let server: PostgresServer;

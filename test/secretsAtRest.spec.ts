@@ -18,8 +18,11 @@ import { redactText } from "../config/secrets";
 import { createService, Service } from "../service/app";
 import { SecretsKeyError, SecretsKeyring } from "../service/secretsAtRest";
 import { RunOptions, StackRunner } from "../service/stackRunner";
-import { Store } from "../service/store";
+import { SqliteStore } from "../service/sqliteStore";
+import { DEFAULT_LEASE_MS } from "../service/store";
 import { request } from "./support/fixtures";
+import { query, sharedPostgres, skipUnlessPostgres } from "./support/postgres";
+import { STORE_KINDS, StoreKind, storeFor } from "./support/stores";
 
 const KEYSTONE_PASSWORD = "keystone-Secret-5a";
 const CALLBACK_PASSWORD = "callback-Secret-4b";
@@ -37,10 +40,38 @@ function spelledIn(bytes: Buffer, secret: string): string | undefined {
     return undefined;
 }
 
-/** Every file under `dir` that holds one of `secrets` in some spelling. */
-function filesHolding(dir: string, secrets: string[]): string[] {
+/** Rows of the service's store: its SQLite file in `dataDir`, or the PostgreSQL database `url`. */
+async function rows(kind: StoreKind, dataDir: string, url: string | undefined, sql: string): Promise<Record<string, unknown>[]> {
+    if (kind === "sqlite") {
+        const raw = new Database(path.join(dataDir, "k8s-vnf-lcm.sqlite"), { readonly: true });
+        try {
+            return raw.prepare(sql).all() as Record<string, unknown>[];
+        } finally {
+            raw.close();
+        }
+    }
+    return query(url!, sql);
+}
+
+/**
+ * Where a test secret is kept: any file of the data directory; with PostgreSQL also any row of the database
+ * and any file of its server (its tables, its write-ahead log, once checkpointed).
+ */
+async function holding(kind: StoreKind, dataDir: string, url: string | undefined): Promise<string[]> {
+    if (kind === "sqlite") return filesHolding(dataDir, SECRETS, "k8s-vnf-lcm.sqlite");
+    const found = filesHolding(dataDir, SECRETS);
+    const all = await rows(kind, dataDir, url, "SELECT 'vnf_instances' AS t, id, body, sealed FROM vnf_instances UNION ALL SELECT 'op_occs', id, body, sealed FROM op_occs UNION ALL SELECT 'subscriptions', id, body, sealed FROM subscriptions UNION ALL SELECT 'vims', id, body, sealed FROM vims");
+    assert.ok(all.length >= 4, "the rows are among what is searched");
+    for (const row of all) for (const secret of SECRETS) if (spelledIn(Buffer.from(JSON.stringify(row)), secret)) found.push(`row ${row.t} ${row.id}: ${secret}`);
+    const server = await sharedPostgres();
+    await query(server.url, "CHECKPOINT");
+    return [...found, ...filesHolding(server.dir, SECRETS, "PG_VERSION")];
+}
+
+/** Every file under `dir` that holds one of `secrets` in some spelling (`expected`: a file that must be among them). */
+function filesHolding(dir: string, secrets: string[], expected?: string): string[] {
     const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile());
-    assert.ok(files.some((f) => f.name === "k8s-vnf-lcm.sqlite"), "the database is among the files searched");
+    if (expected) assert.ok(files.some((f) => f.name === expected), `${expected} is among the files searched`);
     return files.flatMap((f) => {
         const file = path.join(f.parentPath, f.name);
         const bytes = fs.readFileSync(file);
@@ -85,83 +116,85 @@ async function callbackEndpoint() {
 
 const newKey = () => randomBytes(32).toString("base64");
 
+/** The embedded store in `dir`, its secrets sealed with `keyring` (default: a key made in `dir`). */
+const openSqlite = (dir: string, keyring?: SecretsKeyring) => SqliteStore.open(dir, keyring ?? SecretsKeyring.load({ dataDir: dir }), DEFAULT_LEASE_MS);
+
 describe("LCM service: secrets at rest, sealed in the database and opened where they are needed", function () {
     this.timeout(60_000);
     let dir: string;
     beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-sealed-"))));
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-    it("a VIM's password, a subscription's credentials and a request's passwords are in no file of the data directory, and a retry after a restart still gets them", async () => {
-        const dataDir = path.join(dir, "data");
-        const keyFile = path.join(dir, "secrets.key");
-        fs.writeFileSync(keyFile, `${newKey()}\n`, { mode: 0o600 });
-        const runner = new RecordingRunner();
-        const callback = await callbackEndpoint();
-        const start = () => createService({ dataDir, runner, env: {}, secretsKeyFile: keyFile, allowLoopbackCallbacks: true, delivery: { attempts: 1, firstPauseMs: 10 } });
-        let service: Service | undefined = await start();
-        try {
-            const call = async (method: string, route: string, body?: unknown) => {
-                const answer = await service!.app.inject({ method: method as "GET", url: route, payload: body as object | undefined });
-                return { status: answer.statusCode, body: answer.body ? answer.json() : undefined, location: answer.headers.location as string | undefined };
-            };
-            const subscribed = await call("POST", "/vnflcm/v1/subscriptions", {
-                callbackUri: callback.url,
-                authentication: { authType: ["BASIC"], paramsBasic: { userName: "nfvo", password: CALLBACK_PASSWORD } },
-            });
-            assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
-            const vim = await call("POST", "/k8s-vnf/v1/vims", { name: "tenant-cloud", authUrl: "http://keystone.example:5000/v3", username: "nfv_user", password: KEYSTONE_PASSWORD, projectName: "nfv" });
-            assert.equal(vim.status, 201, JSON.stringify(vim.body));
-            const id = (await call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177" })).body.id;
-            const body = request("kubespray-instantiate.json");
-            body.vimConnectionInfo = [{ id: "vim-1", vimId: vim.body.id, vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }];
-            body.additionalParams.k8s_cluster_installation_param.external_lb_param.ssh_password = LB_PASSWORD;
-            body.additionalParams.k8s_cluster_installation_param.ansible.password = ANSIBLE_PASSWORD;
-            runner.failNext = true;
-            const accepted = await call("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, body);
-            assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
-            const opId = accepted.location!.split("/").pop()!;
-            const settled = async () => {
-                for (let i = 0; i < 400; i++) {
-                    const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
-                    if (!["STARTING", "PROCESSING"].includes(op.operationState)) return op;
-                    await new Promise((r) => setTimeout(r, 25));
-                }
-                assert.fail(`${opId} did not settle`);
-            };
-            assert.equal((await settled()).operationState, "FAILED_TEMP");
-            await service.close();
-            service = undefined;
-
-            assert.deepEqual(filesHolding(dataDir, SECRETS), []);
-            const raw = new Database(path.join(dataDir, "k8s-vnf-lcm.sqlite"), { readonly: true });
+    for (const kind of STORE_KINDS) {
+        it(`${kind === "sqlite" ? "SQLite" : "PostgreSQL"}: a VIM's password, a subscription's credentials and a request's passwords are in no file of the data directory${kind === "postgres" ? ", no row of the database and no file of its server" : ""}, and a retry after a restart still gets them`, async function () {
+            if (kind === "postgres") skipUnlessPostgres(this);
+            const dataDir = path.join(dir, "data");
+            const store = await storeFor(kind, dataDir);
+            const keyFile = path.join(dir, "secrets.key");
+            fs.writeFileSync(keyFile, `${newKey()}\n`, { mode: 0o600 });
+            const runner = new RecordingRunner();
+            const callback = await callbackEndpoint();
+            const start = () => createService({ dataDir, ...store, runner, env: {}, secretsKeyFile: keyFile, allowLoopbackCallbacks: true, delivery: { attempts: 1, firstPauseMs: 10 } });
+            let service: Service | undefined = await start();
             try {
-                const sealedRows = raw.prepare("SELECT 'vims' AS t, sealed FROM vims UNION ALL SELECT 'subscriptions', sealed FROM subscriptions UNION ALL SELECT 'op_occs', sealed FROM op_occs").all() as { t: string; sealed: string | null }[];
-                for (const t of ["vims", "subscriptions", "op_occs"]) assert.ok(sealedRows.some((r) => r.t === t && /^v1\.[0-9a-f]{12}\./.test(String(r.sealed))), `${t} has a sealed row`);
-            } finally {
-                raw.close();
-            }
+                const call = async (method: string, route: string, body?: unknown) => {
+                    const answer = await service!.app.inject({ method: method as "GET", url: route, payload: body as object | undefined });
+                    return { status: answer.statusCode, body: answer.body ? answer.json() : undefined, location: answer.headers.location as string | undefined };
+                };
+                const subscribed = await call("POST", "/vnflcm/v1/subscriptions", {
+                    callbackUri: callback.url,
+                    authentication: { authType: ["BASIC"], paramsBasic: { userName: "nfvo", password: CALLBACK_PASSWORD } },
+                });
+                assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
+                const vim = await call("POST", "/k8s-vnf/v1/vims", { name: "tenant-cloud", authUrl: "http://keystone.example:5000/v3", username: "nfv_user", password: KEYSTONE_PASSWORD, projectName: "nfv" });
+                assert.equal(vim.status, 201, JSON.stringify(vim.body));
+                const id = (await call("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177" })).body.id;
+                const body = request("kubespray-instantiate.json");
+                body.vimConnectionInfo = [{ id: "vim-1", vimId: vim.body.id, vimType: "ETSINFV.OPENSTACK_KEYSTONE.V_3" }];
+                body.additionalParams.k8s_cluster_installation_param.external_lb_param.ssh_password = LB_PASSWORD;
+                body.additionalParams.k8s_cluster_installation_param.ansible.password = ANSIBLE_PASSWORD;
+                runner.failNext = true;
+                const accepted = await call("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, body);
+                assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+                const opId = accepted.location!.split("/").pop()!;
+                const settled = async () => {
+                    for (let i = 0; i < 400; i++) {
+                        const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
+                        if (!["STARTING", "PROCESSING"].includes(op.operationState)) return op;
+                        await new Promise((r) => setTimeout(r, 25));
+                    }
+                    assert.fail(`${opId} did not settle`);
+                };
+                assert.equal((await settled()).operationState, "FAILED_TEMP");
+                await service.close();
+                service = undefined;
 
-            service = await start();
-            const retried = await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${opId}/retry`);
-            assert.equal(retried.status, 202, JSON.stringify(retried.body));
-            assert.equal((await settled()).operationState, "COMPLETED");
-            const retry = runner.ups[runner.ups.length - 1];
-            assert.equal(runner.ups.length, 2);
-            const config = JSON.stringify(retry.config);
-            assert.ok(config.includes(LB_PASSWORD) && config.includes(ANSIBLE_PASSWORD), "the retry's stack config has the request's passwords");
-            assert.equal(retry.env.OS_PASSWORD, KEYSTONE_PASSWORD, "the retry runs with the VIM's password");
-            for (let i = 0; i < 200 && !callback.authorizations.some((a) => a.startsWith("Basic")); i++) await new Promise((r) => setTimeout(r, 20));
-            assert.ok(callback.authorizations.includes(`Basic ${Buffer.from(`nfvo:${CALLBACK_PASSWORD}`).toString("base64")}`), "notifications after the restart carry the subscription's credentials");
-            const shown = JSON.stringify([(await call("GET", "/k8s-vnf/v1/vims")).body, (await call("GET", "/vnflcm/v1/subscriptions")).body, (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body]);
-            for (const secret of SECRETS) assert.ok(!shown.includes(secret), `${secret} shown by a GET`);
-            await service.close();
-            service = undefined;
-            assert.deepEqual(filesHolding(dataDir, SECRETS), []);
-        } finally {
-            await service?.close();
-            await callback.stop();
-        }
-    });
+                assert.deepEqual(await holding(kind, dataDir, store.database), []);
+                const sealedRows = await rows(kind, dataDir, store.database, "SELECT 'vims' AS t, sealed FROM vims UNION ALL SELECT 'subscriptions', sealed FROM subscriptions UNION ALL SELECT 'op_occs', sealed FROM op_occs");
+                for (const t of ["vims", "subscriptions", "op_occs"]) assert.ok(sealedRows.some((r) => r.t === t && /^v1\.[0-9a-f]{12}\./.test(String(r.sealed))), `${t} has a sealed row`);
+
+                service = await start();
+                const retried = await call("POST", `/vnflcm/v1/vnf_lcm_op_occs/${opId}/retry`);
+                assert.equal(retried.status, 202, JSON.stringify(retried.body));
+                assert.equal((await settled()).operationState, "COMPLETED");
+                const retry = runner.ups[runner.ups.length - 1];
+                assert.equal(runner.ups.length, 2);
+                const config = JSON.stringify(retry.config);
+                assert.ok(config.includes(LB_PASSWORD) && config.includes(ANSIBLE_PASSWORD), "the retry's stack config has the request's passwords");
+                assert.equal(retry.env.OS_PASSWORD, KEYSTONE_PASSWORD, "the retry runs with the VIM's password");
+                for (let i = 0; i < 200 && !callback.authorizations.some((a) => a.startsWith("Basic")); i++) await new Promise((r) => setTimeout(r, 20));
+                assert.ok(callback.authorizations.includes(`Basic ${Buffer.from(`nfvo:${CALLBACK_PASSWORD}`).toString("base64")}`), "notifications after the restart carry the subscription's credentials");
+                const shown = JSON.stringify([(await call("GET", "/k8s-vnf/v1/vims")).body, (await call("GET", "/vnflcm/v1/subscriptions")).body, (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs?all_fields")).body]);
+                for (const secret of SECRETS) assert.ok(!shown.includes(secret), `${secret} shown by a GET`);
+                await service.close();
+                service = undefined;
+                assert.deepEqual(await holding(kind, dataDir, store.database), []);
+            } finally {
+                await service?.close();
+                await callback.stop();
+            }
+        });
+    }
 
     it("a database of a release that did not seal: its rows are sealed at the first start, no plain copy left in the file or its log (a deleted row's leftovers included)", async () => {
         const file = path.join(dir, "k8s-vnf-lcm.sqlite");
@@ -180,16 +213,16 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
         old.prepare("INSERT INTO vims VALUES (?, ?, ?)").run("v0", 0, JSON.stringify({ id: "v0", notes: "n".repeat(30_000), __password: CALLBACK_PASSWORD }));
         old.prepare("DELETE FROM vims WHERE id = 'v0'").run();
         old.close();
-        assert.deepEqual(filesHolding(dir, [KEYSTONE_PASSWORD, CALLBACK_PASSWORD]).length, 2, "the old file holds both passwords: the test can fail");
+        assert.deepEqual(filesHolding(dir, [KEYSTONE_PASSWORD, CALLBACK_PASSWORD], "k8s-vnf-lcm.sqlite").length, 2, "the old file holds both passwords: the test can fail");
 
-        const store = await Store.open(dir);
+        const store = await openSqlite(dir);
         try {
-            assert.equal(store.get("vims", "v1")!.__password, KEYSTONE_PASSWORD);
-            assert.equal((store.get("op_occs", "o1")!.__plan as any).config.externalLoadBalancer.password, LB_PASSWORD);
+            assert.equal((await store.get("vims", "v1"))!.__password, KEYSTONE_PASSWORD);
+            assert.equal(((await store.get("op_occs", "o1"))!.__plan as any).config.externalLoadBalancer.password, LB_PASSWORD);
         } finally {
-            store.close();
+            await store.close();
         }
-        assert.deepEqual(filesHolding(dir, [KEYSTONE_PASSWORD, LB_PASSWORD, CALLBACK_PASSWORD]), []);
+        assert.deepEqual(filesHolding(dir, [KEYSTONE_PASSWORD, LB_PASSWORD, CALLBACK_PASSWORD], "k8s-vnf-lcm.sqlite"), []);
         const raw = new Database(file, { readonly: true });
         try {
             assert.deepEqual(JSON.parse((raw.prepare("SELECT body FROM vims WHERE id = 'v1'").get() as { body: string }).body), { id: "v1", name: "cloud", __password: "[secret]", __created: 1 }, "the row keeps its body masked");
@@ -214,24 +247,24 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
             }
         };
         const first = keyring(k1);
-        let store = await Store.open(dir, first);
-        store.put([0, 1, 2].map((i) => ({ table: "subscriptions" as const, id: `s${i}`, body: { id: `s${i}`, __authentication: { paramsBasic: { userName: "u", password: `${CALLBACK_PASSWORD}-${i}` } } } })));
-        store.close();
+        let store = await openSqlite(dir, first);
+        await store.put([0, 1, 2].map((i) => ({ table: "subscriptions" as const, id: `s${i}`, body: { id: `s${i}`, __authentication: { paramsBasic: { userName: "u", password: `${CALLBACK_PASSWORD}-${i}` } } } })));
+        await store.close();
         assert.deepEqual(sealedWith(), [first.sealingKeyId, first.sealingKeyId, first.sealingKeyId]);
 
         const rotated = keyring(k2, k1);
-        store = await Store.open(dir, rotated);
-        store.close();
+        store = await openSqlite(dir, rotated);
+        await store.close();
         assert.notEqual(rotated.sealingKeyId, first.sealingKeyId);
         assert.deepEqual(sealedWith(), [rotated.sealingKeyId, rotated.sealingKeyId, rotated.sealingKeyId]);
 
-        store = await Store.open(dir, keyring(k2));
+        store = await openSqlite(dir, keyring(k2));
         try {
-            assert.deepEqual(store.list("subscriptions").map((s) => (s.__authentication as any).paramsBasic.password), [0, 1, 2].map((i) => `${CALLBACK_PASSWORD}-${i}`));
+            assert.deepEqual((await store.list("subscriptions")).map((s) => (s.__authentication as any).paramsBasic.password), [0, 1, 2].map((i) => `${CALLBACK_PASSWORD}-${i}`));
         } finally {
-            store.close();
+            await store.close();
         }
-        await assert.rejects(Store.open(dir, keyring(k3)), (e: Error) => {
+        await assert.rejects(openSqlite(dir, keyring(k3)), (e: Error) => {
             assert.ok(e instanceof SecretsKeyError);
             assert.match(e.message, new RegExp(`^subscriptions s0: its secrets are sealed with key ${rotated.sealingKeyId}, which the secrets keys given \\(--secrets-key-file .*keys\\) do not hold; give that key too$`));
             return true;
@@ -240,15 +273,15 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
     });
 
     it("a sealed value moved to another row, or altered, does not open; a row with no secret has no seal; with no key given one is made once, the database's alone", async () => {
-        const store = await Store.open(dir);
+        const store = await openSqlite(dir);
         try {
-            store.put([
+            await store.put([
                 { table: "vims", id: "a", body: { id: "a", __password: "pw-a-1234" } },
                 { table: "vims", id: "b", body: { id: "b", __password: "pw-b-5678" } },
                 { table: "vims", id: "c", body: { id: "c", name: "no secret" } },
             ]);
         } finally {
-            store.close();
+            await store.close();
         }
         const keyFile = path.join(dir, "secrets.key");
         assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
@@ -259,13 +292,13 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
         const ofA = sealed("a")!;
         raw.prepare("UPDATE vims SET sealed = ? WHERE id = 'b'").run(ofA);
         raw.close();
-        let reopened = await Store.open(dir);
+        let reopened = await openSqlite(dir);
         try {
             assert.equal(fs.readFileSync(keyFile, "utf8"), key, "the key made at first start is kept");
-            assert.equal(reopened.get("vims", "a")!.__password, "pw-a-1234");
-            assert.throws(() => reopened.get("vims", "b"), /^Error: vims b: its sealed secrets do not open with key [0-9a-f]{12} \(altered, or sealed for another row\)$/);
+            assert.equal((await reopened.get("vims", "a"))!.__password, "pw-a-1234");
+            await assert.rejects(reopened.get("vims", "b"), /^Error: vims b: its sealed secrets do not open with key [0-9a-f]{12} \(altered, or sealed for another row\)$/);
         } finally {
-            reopened.close();
+            await reopened.close();
         }
         const altered = new Database(path.join(dir, "k8s-vnf-lcm.sqlite"));
         const [format, keyId, iv, data] = ofA.split(".");
@@ -273,11 +306,11 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
         bytes[0] ^= 1;
         altered.prepare("UPDATE vims SET sealed = ? WHERE id = 'a'").run([format, keyId, iv, bytes.toString("base64")].join("."));
         altered.close();
-        reopened = await Store.open(dir);
+        reopened = await openSqlite(dir);
         try {
-            assert.throws(() => reopened.get("vims", "a"), /vims a: its sealed secrets do not open/);
+            await assert.rejects(reopened.get("vims", "a"), /vims a: its sealed secrets do not open/);
         } finally {
-            reopened.close();
+            await reopened.close();
         }
     });
 });

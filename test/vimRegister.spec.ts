@@ -16,6 +16,7 @@ import { RunOptions, StackRunner } from "../service/stackRunner";
 import { request } from "./support/fixtures";
 import { clientAvailable, openstackClient } from "./support/lcmClient";
 import { PROJECT_DIR } from "./support/program";
+import { describeEachStore, storeFor } from "./support/stores";
 
 const CA = "-----BEGIN CERTIFICATE-----\nthe cluster's CA, for tests\n-----END CERTIFICATE-----\n";
 const TOKEN = "registered-vim-token-never-shown";
@@ -41,7 +42,7 @@ class RecordingRunner implements StackRunner {
     }
 }
 
-describe("LCM service: VIMs registered as with Tacker (`openstack vim register`), for CNFs and clusters", function () {
+describeEachStore("LCM service: VIMs registered as with Tacker (`openstack vim register`), for CNFs and clusters", function (kind) {
     this.timeout(60_000);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-vim-register-"));
     const packagesDir = path.join(dataDir, "packages");
@@ -113,7 +114,7 @@ describe("LCM service: VIMs registered as with Tacker (`openstack vim register`)
 
     before(async () => {
         if (!withClient && process.env.CI) assert.fail("the openstack client is missing; .ci/run installs python3-openstackclient and python3-tackerclient");
-        service = await createService({ dataDir, runner, env: {}, packagesDir });
+        service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner, env: {}, packagesDir });
         base = `http://127.0.0.1:${((await service.app.listen({ port: 0, host: "127.0.0.1" })) && (service.app.server.address() as AddressInfo).port)}`;
     });
     after(async () => {

@@ -183,3 +183,14 @@ export function sharedPostgres(): Promise<PostgresServer> {
 }
 
 if (typeof after === "function") after(() => runTeardowns(teardowns));
+
+/** The rows of one statement, on a connection of its own. */
+export async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+        return (await client.query(sql)).rows;
+    } finally {
+        await client.end();
+    }
+}

@@ -179,8 +179,17 @@ export async function startService(dataDir: string, project: ServiceProject, env
  * restart, or while an operation ran): the service's own process tree, by PID.
  */
 export async function stopServiceTree(service: ServiceProcess): Promise<void> {
+    await endServiceTree(service, () => service.stop());
+}
+
+/** Kills the service and every process of its tree (by PID): what its operations run goes with it. */
+export async function killServiceTree(service: ServiceProcess): Promise<void> {
+    await endServiceTree(service, () => service.crash());
+}
+
+async function endServiceTree(service: ServiceProcess, end: () => Promise<void>): Promise<void> {
     const tree = [service.pid, ...descendants(service.pid)];
-    await service.stop();
+    await end();
     for (const pid of tree.filter(alive)) {
         try {
             process.kill(pid, "SIGKILL");

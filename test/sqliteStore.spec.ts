@@ -9,8 +9,13 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Store } from "../service/store";
+import { SqliteStore } from "../service/sqliteStore";
+import { SecretsKeyring } from "../service/secretsAtRest";
+import { DEFAULT_LEASE_MS } from "../service/store";
 import { PROJECT_DIR } from "./support/program";
+
+/** The embedded store in `dir`, its secrets sealed with `keyring` (default: a key made in `dir`). */
+const openSqlite = (dir: string, keyring?: SecretsKeyring) => SqliteStore.open(dir, keyring ?? SecretsKeyring.load({ dataDir: dir }), DEFAULT_LEASE_MS);
 
 describe("LCM service store: SQLite (better-sqlite3, write-ahead log)", function () {
     this.timeout(60_000);
@@ -19,25 +24,25 @@ describe("LCM service store: SQLite (better-sqlite3, write-ahead log)", function
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it("keeps records by table and id, lists them in the order they were made (a replace keeps its place), an instance's occurrences by instance", async () => {
-        const store = await Store.open(dir);
+        const store = await openSqlite(dir);
         try {
-            store.put([{ table: "vnf_instances", id: "b", body: { id: "b", __created: 2 } }]);
-            store.put([{ table: "vnf_instances", id: "a", body: { id: "a", __created: 1 } }]);
-            store.put([
+            await store.put([{ table: "vnf_instances", id: "b", body: { id: "b", __created: 2 } }]);
+            await store.put([{ table: "vnf_instances", id: "a", body: { id: "a", __created: 1 } }]);
+            await store.put([
                 { table: "op_occs", id: "o1", body: { id: "o1", vnfInstanceId: "a", operationState: "STARTING", __created: 3 } },
                 { table: "op_occs", id: "o2", body: { id: "o2", vnfInstanceId: "b", operationState: "STARTING", __created: 4 } },
             ]);
-            store.put([{ table: "vnf_instances", id: "a", body: { id: "a", name: "renamed", __created: 9 } }]);
-            assert.deepEqual(store.get("vnf_instances", "a"), { id: "a", name: "renamed", __created: 9 });
-            assert.deepEqual(store.list("vnf_instances").map((r) => r.id), ["a", "b"], "a replace keeps the row's first time");
-            assert.deepEqual(store.opOccsOf("a").map((r) => r.id), ["o1"]);
-            store.remove("op_occs", "o1");
-            assert.equal(store.get("op_occs", "o1"), undefined);
-            const shown = store.get("vnf_instances", "b")!;
+            await store.put([{ table: "vnf_instances", id: "a", body: { id: "a", name: "renamed", __created: 9 } }]);
+            assert.deepEqual((await store.get("vnf_instances", "a")), { id: "a", name: "renamed", __created: 9 });
+            assert.deepEqual((await store.list("vnf_instances")).map((r) => r.id), ["a", "b"], "a replace keeps the row's first time");
+            assert.deepEqual((await store.opOccsOf("a")).map((r) => r.id), ["o1"]);
+            await store.remove("op_occs", "o1");
+            assert.equal((await store.get("op_occs", "o1")), undefined);
+            const shown = (await store.get("vnf_instances", "b"))!;
             shown.changed = true;
-            assert.equal(store.get("vnf_instances", "b")!.changed, undefined, "what a read returns is the caller's own copy");
+            assert.equal((await store.get("vnf_instances", "b"))!.changed, undefined, "what a read returns is the caller's own copy");
         } finally {
-            store.close();
+            await store.close();
         }
         const check = new Database(path.join(dir, "k8s-vnf-lcm.sqlite"), { readonly: true });
         try {
@@ -50,9 +55,10 @@ describe("LCM service store: SQLite (better-sqlite3, write-ahead log)", function
 
     it("a change answered is kept when the process is killed right after (SIGKILL, no close)", async () => {
         const script = `
-            const { Store } = require(${JSON.stringify(path.join(PROJECT_DIR, "service/store"))});
-            Store.open(${JSON.stringify(dir)}).then((store) => {
-                store.put([{ table: "subscriptions", id: "s1", body: { id: "s1", callbackUri: "http://127.0.0.1:1/cb" } }]);
+            const { SqliteStore } = require(${JSON.stringify(path.join(PROJECT_DIR, "service/sqliteStore"))});
+            const { SecretsKeyring } = require(${JSON.stringify(path.join(PROJECT_DIR, "service/secretsAtRest"))});
+            SqliteStore.open(${JSON.stringify(dir)}, SecretsKeyring.load({ dataDir: ${JSON.stringify(dir)} }), 15000).then(async (store) => {
+                await store.put([{ table: "subscriptions", id: "s1", body: { id: "s1", callbackUri: "http://127.0.0.1:1/cb" } }]);
                 process.stdout.write("answered\\n");
                 setInterval(() => undefined, 1000);
             });`;
@@ -63,11 +69,11 @@ describe("LCM service store: SQLite (better-sqlite3, write-ahead log)", function
         });
         child.kill("SIGKILL");
         await new Promise((r) => child.once("exit", r));
-        const store = await Store.open(dir);
+        const store = await openSqlite(dir);
         try {
-            assert.deepEqual(store.get("subscriptions", "s1"), { id: "s1", callbackUri: "http://127.0.0.1:1/cb" });
+            assert.deepEqual((await store.get("subscriptions", "s1")), { id: "s1", callbackUri: "http://127.0.0.1:1/cb" });
         } finally {
-            store.close();
+            await store.close();
         }
     });
 
@@ -92,20 +98,20 @@ CREATE TABLE vims (id TEXT PRIMARY KEY, created INTEGER NOT NULL, body TEXT NOT 
             ],
         ];
         fs.writeFileSync(`${file}.journal`, `${journal.map((j) => JSON.stringify(j)).join("\n")}\n[{"op":"put","table":"vims","id":"torn`);
-        const store = await Store.open(dir);
+        const store = await openSqlite(dir);
         try {
-            assert.deepEqual(store.list("vnf_instances").map((r) => r.id), ["kept", "new"]);
-            assert.deepEqual(store.opOccsOf("new"), [{ id: "op", vnfInstanceId: "new", operationState: "PROCESSING" }]);
-            assert.deepEqual(store.list("vims"), [], "the torn line was never answered");
+            assert.deepEqual((await store.list("vnf_instances")).map((r) => r.id), ["kept", "new"]);
+            assert.deepEqual((await store.opOccsOf("new")), [{ id: "op", vnfInstanceId: "new", operationState: "PROCESSING" }]);
+            assert.deepEqual((await store.list("vims")), [], "the torn line was never answered");
         } finally {
-            store.close();
+            await store.close();
         }
         assert.equal(fs.existsSync(`${file}.journal`), false, "the journal is gone once applied");
-        const again = await Store.open(dir);
+        const again = await openSqlite(dir);
         try {
-            assert.deepEqual(again.list("vnf_instances").map((r) => r.id), ["kept", "new"], "the next start finds the same");
+            assert.deepEqual((await again.list("vnf_instances")).map((r) => r.id), ["kept", "new"], "the next start finds the same");
         } finally {
-            again.close();
+            await again.close();
         }
     });
 });
