@@ -138,8 +138,9 @@ export class Lifecycle {
             await this.store.put([{ table: "op_occs", id, body: op, claim: this.replica }]);
         } catch (e) {
             // Another replica accepted an operation of this instance in between.
-            if (e instanceof HoldingConflict) await this.assertNoOperation(instanceId);
-            throw e;
+            if (!(e instanceof HoldingConflict)) throw e;
+            await this.assertNoOperation(instanceId);
+            throw conflict(`VNF instance ${instanceId}: another operation was accepted at the same moment; one operation at a time`);
         }
         this.events.emit(OPERATION_LOG_EVENT, { op });
         this.occurrences.notify(op, "START");
@@ -307,7 +308,7 @@ export class Lifecycle {
             if (direction === "forward" && plan.gracefulSeconds) await abortableSleep(plan.gracefulSeconds * 1000, signal);
             // Its VIMs first: a cluster being destroyed takes no new CNF.
             await this.kubernetesVims.unregister(instanceId);
-            await this.runner.destroy(stackName, run);
+            await this.runner.destroy(stackName, { ...run, config: (op.operation === "TERMINATE" ? plan.previousConfig : plan.config) ?? undefined });
         } else {
             const updates = updatesOf(plan, direction, Number(op.__stagesDone ?? 0));
             // Every update done (a retry after what followed them failed): one more, which changes nothing, for the outputs.

@@ -37,6 +37,12 @@ export interface RunOptions {
     force?: AbortSignal;
     /** Told of each Pulumi process the run starts, and (undefined) when it has ended. */
     onProcess?: (process: PulumiProcess | undefined) => void;
+    /**
+     * For a destroy: the stack's config as the service last set it, set again first. A replica on another host
+     * has no stack file of its own, or an old one (stack files live in each replica's project folder; the
+     * state is shared).
+     */
+    config?: Record<string, unknown>;
 }
 
 export interface PreviewOptions extends RunOptions {
@@ -105,7 +111,7 @@ export class AutomationStackRunner implements StackRunner {
         const errors = new EngineErrors(run.onEvent);
         try {
             const stack = await this.stack(stackName, command, run.env);
-            await stackConfig().applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, run.env) : command.runWithInput(args, this.options.projectDir, run.env, input)));
+            await this.setConfig(stackName, config, command, run.env);
             const result = await stack.up({ onEvent: errors.onEvent, replace: run.replace });
             return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
         } catch (e) {
@@ -118,6 +124,7 @@ export class AutomationStackRunner implements StackRunner {
         const errors = new EngineErrors(run.onEvent);
         try {
             const stack = await this.stack(stackName, command, run.env);
+            if (run.config) await this.setConfig(stackName, run.config, command, run.env);
             await stack.destroy({ onEvent: errors.onEvent });
         } catch (e) {
             throw cliFailure(e, errors.messages);
@@ -163,6 +170,11 @@ export class AutomationStackRunner implements StackRunner {
             if (e instanceof automation().StackNotFoundError) return `${stopped}; its stack was never created`;
             throw cliFailure(e);
         }
+    }
+
+    /** Sets the stack's config in its file in the project folder (stackConfig.ts). */
+    private setConfig(stackName: string, config: Record<string, unknown>, command: OperationCommand, env: Record<string, string>): Promise<void> {
+        return stackConfig().applyStackConfig(stackName, config, (args, input) => (input === undefined ? command.run(args, this.options.projectDir, env) : command.runWithInput(args, this.options.projectDir, env, input)));
     }
 
     private existingStack(stackName: string, command: OperationCommand, env: Record<string, string>) {

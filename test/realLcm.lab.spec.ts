@@ -8,6 +8,11 @@
  *
  * Faults come from the lab, not from knobs of a CLI: an OpenStack call answered 500 by the lab API, a lab
  * host slow to join (the kubeadm stand-in's delay), the service killed while its `pulumi up` runs.
+ *
+ * The service keeps its state, and the stacks their Pulumi state (Pulumi's DIY PostgreSQL backend,
+ * `PULUMI_BACKEND_URL=postgres://…`), in one PostgreSQL database, so that a second replica on a project folder
+ * of its own (as on another host) plans and runs an operation on a stack the first made. The other real-CLI
+ * LCM suites run on SQLite and the file backend.
  */
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
@@ -19,7 +24,8 @@ import { REQUESTS_DIR } from "./support/fixtures";
 import { vnflcmCancel } from "./support/lcmClient";
 import { skipAfterFirstFailure } from "./support/labSuite";
 import { alive, commandLine } from "./support/processAlive";
-import { leftInTemporaryFolder, useRealLcmService } from "./support/realLcmService";
+import { leftInTemporaryFolder, stopServiceTree, useRealLcmService } from "./support/realLcmService";
+import { ServiceProcess } from "./support/serviceProcess";
 import { useBuiltTools } from "./support/tools";
 
 const exec = promisify(execFile);
@@ -32,7 +38,7 @@ const CLUSTER_STATE = "lcm";
 describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the real openstack vnflcm client, the lab OpenStack API, faults from the lab", function () {
     useBuiltTools();
     this.timeout(900_000);
-    const lcm = useRealLcmService({ cluster: CLUSTER_STATE, networkId: SEED_NETWORK, vimIds: [SEED_VIM] });
+    const lcm = useRealLcmService({ cluster: CLUSTER_STATE, networkId: SEED_NETWORK, vimIds: [SEED_VIM], postgres: true });
     const { suite, openstack, call, seedFile } = lcm;
     let id = "";
     const stack = () => `vnf-${id}`;
@@ -74,9 +80,8 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
     });
 
     it("plans (POST /k8s-vnf/v1/vnf_instances/{id}/plan), the real CLI's preview with a scratch config file: the seed's scale-out body lists only the new worker's changes and its join; a worker heal its drain before its VM goes, then its join; nothing is changed", async () => {
-        const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-        const snapshot = () => [path.join(lcm.project.dir, "stacks", `Pulumi.${stack()}.yaml`), ...files(path.join(lcm.project.dir, ".pulumi-state")).filter((f) => !f.includes("/backups/"))].map((f) => `${f}\n${fs.readFileSync(f, "utf8")}`);
-        const unchanged = { files: snapshot(), servers: servers(), ops: (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length };
+        const snapshot = async () => [lcm.project.stackFileText(stack()), ...(await lcm.stateSnapshot())];
+        const unchanged = { files: await snapshot(), servers: servers(), ops: (await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length };
         const actionsOf = (plan: any) => plan.changes.flatMap((c: any) => c.actions.map((a: any) => `${c.name} ${a.phase}: ${a.action}`)) as string[];
 
         const scaleOut = await call("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-out.json"), "utf8")));
@@ -101,16 +106,17 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
         assert.ok(drain >= 0 && vmGoes > drain && join > vmGoes, text);
         assert.ok(!/worker-0|worker-2|master-0/.test(text.split("\nResources:")[0].split("\n").slice(1).join("\n")), `only worker-1 changes:\n${text}`);
 
-        assert.deepEqual(snapshot(), unchanged.files, "neither the stack's file nor its state changed");
+        assert.deepEqual(await snapshot(), unchanged.files, "neither the stack's file nor its state changed");
         assert.deepEqual(servers(), unchanged.servers);
         assert.equal((await call("GET", "/vnflcm/v1/vnf_lcm_op_occs")).body.length, unchanged.ops, "no occurrence");
         assert.deepEqual(leftInTemporaryFolder(lcm), [], "the scratch config file and the previews' temporary files are gone");
     });
 
-    it("scale out and in with the seeds' bodies: a third worker ADDED, then REMOVED with its server; no password on any command line of the service's processes", async () => {
+    it("scale out and in with the seeds' bodies: a third worker ADDED through the service; then a second replica with a project folder of its own (the state in PostgreSQL, no stack file, as on another host) plans the scale-in and REMOVES it with its server; no password on any command line of either's processes", async () => {
         const seen = new Set<string>();
+        let other: ServiceProcess | undefined;
         const sample = setInterval(() => {
-            for (const pid of descendants(lcm.service.pid)) {
+            for (const pid of [...descendants(lcm.service.pid), ...(other ? descendants(other.pid) : [])]) {
                 const line = commandLine(pid); // "" once ended
                 if (line) seen.add(line);
             }
@@ -121,13 +127,22 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
             assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[`${stack()}-worker-2`, "ADDED"]]);
             assert.deepEqual(await workers(), [0, 1, 2].map((i) => `${stack()}-worker-${i}`));
-            assert.equal((await call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-in.json"), "utf8")))).status, 202);
+            other = await lcm.startReplica();
+            assert.deepEqual((await other.call("GET", `/vnflcm/v1/vnf_instances/${id}`)).body.instantiatedVnfInfo.vnfcResourceInfo.map((v: any) => v.id), (await vnfcs()).map((v) => v.id), "the other replica shows the same instance");
+            const scaleIn = JSON.parse(fs.readFileSync(path.join(REQUESTS_DIR, "scale-in.json"), "utf8"));
+            const plan = await other.call("POST", `/k8s-vnf/v1/vnf_instances/${id}/plan`, scaleIn);
+            assert.equal(plan.status, 200, JSON.stringify(plan.body));
+            const planned = plan.body.changes.map((c: any) => `${c.op} ${c.name}`);
+            assert.ok(planned.includes(`delete ${stack()}-worker-2-vm`) && planned.every((c: string) => /^delete \S*worker-2\b/.test(c)), `the other replica plans from the shared state: only worker-2 goes\n${planned.join("\n")}`);
+            assert.equal((await other.call("POST", `/vnflcm/v1/vnf_instances/${id}/scale`, scaleIn)).status, 202);
             op = await settle();
             assert.equal(op.operationState, "COMPLETED", JSON.stringify(op.error));
             assert.deepEqual(op.resourceChanges.affectedVnfcs.map((v: any) => [v.id, v.changeType]), [[`${stack()}-worker-2`, "REMOVED"]]);
             assert.ok(!servers().includes(`${stack()}-worker-2`), "its server deleted");
         } finally {
             clearInterval(sample);
+            // One replica again: the crash test's restart is the one to take the killed service's update over.
+            if (other) await stopServiceTree(other);
         }
         assert.ok([...seen].some((c) => /\bpulumi up\b|\bup --yes\b/.test(c)), `the sample saw the update: ${[...seen].slice(0, 5).join(" | ")}`);
         for (const secret of [suite.lab.password, lcm.api.credentials.password]) assert.ok(![...seen].some((c) => c.includes(secret)), "no secret on a command line");
@@ -176,7 +191,7 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             assert.equal(op.operationState, "FAILED_TEMP");
             assert.equal(op.isCancelPending, false, "no cancel is pending once it has ended (SOL003 table 5.5.2.13-1)");
             assert.match(op.error.detail, /cancel/i);
-            assert.deepEqual(locks(), [], "the cancelled update released its lock");
+            assert.deepEqual(await locks(), [], "the cancelled update released its lock");
         } finally {
             slowJoins(undefined);
         }
@@ -204,9 +219,9 @@ describe("the LCM service on the real Pulumi CLI: the seeds' bodies through the 
             const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
             assert.equal(op.operationState, "FAILED_TEMP");
             // The join on the lab host outlasts SIGINT's grace: a graceful cancel waits for the steps under way.
-            assert.match(op.error.detail, /the service restarted while the operation was running: its Pulumi command \(pid \d+\) did not stop within 15 s of SIGINT and was killed with its plugins; the stack's lock was cleared/);
+            assert.match(op.error.detail, /^the service \(\S+, pid \d+\) stopped while the operation was running: its Pulumi command \(pid \d+\) did not stop within 15 s of SIGINT and was killed with its plugins; the stack's lock was cleared/);
             assert.deepEqual(tree.filter(alive), [], "no process of the old update left");
-            assert.deepEqual(locks(), []);
+            assert.deepEqual(await locks(), []);
         } finally {
             slowJoins(undefined);
         }

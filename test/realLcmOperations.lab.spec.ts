@@ -249,12 +249,12 @@ describe("the LCM service's handling of its operations on the real Pulumi CLI: r
             }
             for (let i = 0; i < 100 && tree.some(alive); i++) await new Promise((r) => setTimeout(r, 50));
             assert.deepEqual(tree.filter(alive), []);
-            assert.equal(lcm.locks(stack()).length, 1, "a killed update leaves its lock");
+            assert.equal((await lcm.locks(stack())).length, 1, "a killed update leaves its lock");
             await lcm.startService();
             const op = (await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${opId}`)).body;
             assert.equal(op.operationState, "FAILED_TEMP");
             assert.match(op.error.detail, /its Pulumi command \(pid \d+\) was no longer running; the stack's lock was cleared \(pulumi cancel\)/);
-            assert.deepEqual(lcm.locks(stack()), []);
+            assert.deepEqual(await lcm.locks(stack()), []);
             assert.equal((await call("GET", `/vnflcm/v1/vnf_lcm_op_occs/${waiting}`)).body.operationState, "ROLLED_BACK");
             assert.equal((await call("GET", `/vnflcm/v1/vnf_instances/${other}`)).body.instantiationState, "NOT_INSTANTIATED");
             assert.deepEqual(lcm.api.servers().filter((s) => s.name.startsWith(`vnf-${other}-`)), [], "the waiting instantiate made nothing");

@@ -3,9 +3,10 @@
  * (configuration file, never secrets on a command line), node status, etcd membership and HAProxy's
  * runtime state. Serialized with the providers: node built-ins and the transport only.
  */
+import { randomUUID } from "node:crypto";
 import { Hosts, onSameMachine } from "../step";
 import { ConnectError, ExecResult, HostScript, SshSession, SshTarget } from "../transport/ssh";
-import { sh } from "../transport/shell";
+import { sh, ShellText } from "../transport/shell";
 
 /** A control-plane node other steps can run kubectl/kubeadm on. */
 export interface ControlPlaneRef {
@@ -172,9 +173,26 @@ export async function nodeLabels(cp: SshSession, name: string): Promise<Record<s
     return JSON.parse(r.stdout.trim() || "{}");
 }
 
-/** Whether a host has joined a cluster (kubeadm wrote its kubelet kubeconfig). */
+/**
+ * kubeadm on a host, one run at a time. An update killed while its join runs leaves that join running on the
+ * host (the end of its SSH session does not stop it); the retry's check of whether the host has joined, and
+ * its own join, wait for it, rather than race it into kubeadm's preflight ("kubelet.conf already exists").
+ */
+const KUBEADM_LOCK = "/run/k8s-vnf-kubeadm.lock";
+const KUBEADM_LOCK_WAIT_SECONDS = 900;
+
+/**
+ * `command` run under the host's kubeadm lock (flock(1), waiting up to KUBEADM_LOCK_WAIT_SECONDS for it). `-o`:
+ * the lock is held by flock itself, not by the command's processes, so a daemon kubeadm starts (a kubelet
+ * where no service manager runs it) does not hold it after the command has ended.
+ */
+export function underKubeadmLock(command: ShellText): ShellText {
+    return sh`flock -o -w ${KUBEADM_LOCK_WAIT_SECONDS} ${KUBEADM_LOCK} sh -c ${command.text}`;
+}
+
+/** Whether a host has joined a cluster (kubeadm wrote its kubelet kubeconfig), once no kubeadm runs there. */
 export async function hasJoined(node: SshSession): Promise<boolean> {
-    return (await node.exec(sh`test -f /etc/kubernetes/kubelet.conf`, { sudo: true, allowFailure: true })).code === 0;
+    return (await node.exec(underKubeadmLock(sh`test -f /etc/kubernetes/kubelet.conf`), { sudo: true, allowFailure: true })).code === 0;
 }
 
 /**
@@ -297,8 +315,10 @@ export function joinConfiguration(j: JoinSettings, credentials: JoinCredentials)
  * a join: what init and upload-certs print holds the certificate key.
  */
 async function kubeadmWithConfig(node: SshSession, subcommand: string[], file: string, config: string, extraFlags: string[]) {
-    await node.upload(config, file, { mode: "0600", owner: "root:root", sudo: true });
-    return node.exec(sh`kubeadm ${subcommand} --config ${file} ${extraFlags}; rc=$?; rm -f ${file}; exit $rc`, { sudo: true, quiet: subcommand[0] !== "join" });
+    // A name of its own: a run left from a killed update removes its file when it ends, not this one's.
+    const own = file.replace(/\.yaml$/, `-${randomUUID().slice(0, 8)}.yaml`);
+    await node.upload(config, own, { mode: "0600", owner: "root:root", sudo: true });
+    return node.exec(underKubeadmLock(sh`kubeadm ${subcommand} --config ${own} ${extraFlags}; rc=$?; rm -f ${own}; exit $rc`), { sudo: true, quiet: subcommand[0] !== "join" });
 }
 
 export function kubeadmInit(node: SshSession, settings: InitSettings) {
@@ -319,7 +339,7 @@ export async function kubeadmReset(node: SshSession): Promise<void> {
     const credentials = "/var/lib/kubelet/config.json";
     const kept = "/var/lib/k8s-vnf/kubelet-credentials.json";
     await node.exec(sh`if [ -f ${credentials} ]; then install -D -m 0600 ${credentials} ${kept}; fi`, { sudo: true });
-    await node.exec(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`, { sudo: true });
+    await node.exec(underKubeadmLock(sh`kubeadm reset -f && rm -rf /etc/cni/net.d`), { sudo: true });
     await node.exec(sh`if [ -f ${kept} ]; then install -D -m 0600 ${kept} ${credentials} && rm -f ${kept}; fi`, { sudo: true });
 }
 

@@ -6,6 +6,7 @@
  */
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -17,6 +18,7 @@ import { LabOpenStackApi } from "./openstackApi/server";
 import { alive } from "./processAlive";
 import { ApiResponse, ServiceProcess } from "./serviceProcess";
 import { serviceProject, ServiceProject } from "./serviceProject";
+import { query, sharedPostgres, skipUnlessPostgres } from "./postgres";
 import { builtTools, realPulumiEnv } from "./tools";
 
 /** What the seeds name: Tacker's sample VNFD's image and flavor (config/tacker.ts VNFD_DEFAULTS). */
@@ -39,6 +41,11 @@ export interface RealLcmOptions {
     serveArgs?: string[];
     /** Whether the first master runs the real control plane (the lab's hosts get kube and etcd); default true. */
     realControlPlane?: boolean;
+    /**
+     * The service's state and the stacks' Pulumi state in one PostgreSQL database (the test server,
+     * support/postgres.ts: `K8S_VNF_LCM_DATABASE`, `PULUMI_BACKEND_URL`), so that more replicas can run.
+     */
+    postgres?: boolean;
 }
 
 export interface RealLcm {
@@ -49,6 +56,8 @@ export interface RealLcm {
     project: ServiceProject;
     /** The suite's own folder (removed after it). */
     dataDir: string;
+    /** With `postgres`: the database's URL (its password in it). */
+    database?: string;
     /** The service's environment: TMPDIR is its temporary folder. */
     env: Record<string, string>;
     /** `openstack vnflcm …` against the service; its standard output. */
@@ -69,8 +78,12 @@ export interface RealLcm {
     standInCalls: () => string[];
     /** Waits until a kubeadm join runs on a lab host, among the stand-ins' calls after the first `after`. */
     joinStarted: (after: number) => Promise<void>;
-    /** The locks the file backend holds on `stack` (a file each, named by the CLI's lock id). */
-    locks: (stack: string) => string[];
+    /** The locks the backend holds on `stack` (the file backend: a file each, named by the CLI's lock id; PostgreSQL: a row each). */
+    locks: (stack: string) => Promise<string[]>;
+    /** The stacks' Pulumi state as the backend holds it (but its backups), as text: what a preview must not change. */
+    stateSnapshot: () => Promise<string[]>;
+    /** With `postgres`: another replica, on a project folder and data of its own (as on another host); stopped after the suite. */
+    startReplica: () => Promise<ServiceProcess>;
     /** The kinds of the updates recorded for `stack` (update, refresh, destroy), oldest first (`pulumi stack history`). */
     history: (stack: string) => string[];
 }
@@ -100,10 +113,34 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
         }
         assert.fail("no kubeadm join started");
     };
-    ctx.locks = (stack) => {
-        const dir = path.join(ctx.project.dir, ".pulumi-state/.pulumi/locks/organization/k8s-vnf", stack);
+    // Keys of the DIY backend's blobs (pkg/backend/diy: `.pulumi/locks/<org>/<project>/<stack>/<lock>.json`):
+    // files under the project's `.pulumi-state`, or rows of the PostgreSQL backend's `pulumi_state` table
+    // (pkg/backend/diy/postgres/schema.sql).
+    const lockPrefix = (stack: string) => `.pulumi/locks/organization/k8s-vnf/${stack}/`;
+    ctx.locks = async (stack) => {
+        if (options.postgres) return (await query(ctx.database!, `SELECT key FROM pulumi_state WHERE key LIKE '${lockPrefix(stack)}%' ORDER BY key`)).map((r) => String(r.key).slice(lockPrefix(stack).length));
+        const dir = path.join(ctx.project.dir, ".pulumi-state", lockPrefix(stack));
         // The file backend's blob store (gocloud.dev fileblob) writes each lock's attributes beside it, `<lock>.attrs`.
         return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !f.endsWith(".attrs")) : [];
+    };
+    ctx.stateSnapshot = async () => {
+        if (options.postgres) return (await query(ctx.database!, "SELECT key, data::text AS data FROM pulumi_state WHERE key NOT LIKE '.pulumi/backups/%' ORDER BY key")).map((r) => `${r.key}\n${r.data}`);
+        const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+        return files(path.join(ctx.project.dir, ".pulumi-state"))
+            .filter((f) => !f.includes("/backups/"))
+            .map((f) => `${f}\n${fs.readFileSync(f, "utf8")}`);
+    };
+    ctx.startReplica = async () => {
+        if (!options.postgres) throw new Error("a second replica needs the PostgreSQL store (postgres: true)");
+        const project = serviceProject();
+        ctx.suite.onTeardown(() => project.remove());
+        const dataDir = fs.mkdtempSync(path.join(ctx.dataDir, "replica-"));
+        const replica = await ServiceProcess.start(dataDir, {}, ["--project", project.dir, ...(options.packages ? ["--packages", packagesDir()] : []), ...(options.serveArgs ?? [])], ctx.env);
+        ctx.suite.onTeardown(async () => {
+            ctx.suite.captured.push(replica.output);
+            await stopServiceTree(replica);
+        });
+        return replica;
     };
     ctx.history = (stack) => {
         const r = spawnSync("pulumi", ["stack", "history", "--json", "--stack", stack, "--non-interactive"], { cwd: ctx.project.dir, env: ctx.env, encoding: "utf8", timeout: 60_000 });
@@ -141,6 +178,12 @@ export function useRealLcmService(options: RealLcmOptions): RealLcm {
             await options.packages(packagesDir());
         }
         ctx.env = realServiceEnv(ctx.dataDir);
+        if (options.postgres) {
+            skipUnlessPostgres(this);
+            ctx.database = await (await sharedPostgres()).newDatabase();
+            // One database for both: the service's tables and the Pulumi backend's `pulumi_state`.
+            Object.assign(ctx.env, { K8S_VNF_LCM_DATABASE: ctx.database, K8S_VNF_LCM_SECRETS_KEY: randomBytes(32).toString("base64"), PULUMI_BACKEND_URL: ctx.database });
+        }
         await ctx.startService();
         ctx.callback = await Callback.start();
         suite.onTeardown(async () => {
