@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { createService, ServiceAuth } from "../service/app";
 import { isLoopbackAddress } from "../service/callbackClient";
 import { API_PREFIX } from "../service/links";
+import { URL_CREDENTIAL_PARAMETERS } from "../service/postgresStore";
 import { describeKeySource } from "../service/secretsAtRest";
 import { LOG_FORMATS, LogFormat } from "../service/operationLog";
 import { Args, Io, UsageError } from "./args";
@@ -86,7 +87,7 @@ function databaseOf(args: Args, env: NodeJS.ProcessEnv, secretsKeyFile: string |
         throw new UsageError(`${where}: a PostgreSQL URL such as postgres://k8s_vnf@db.example:5432/k8s_vnf`);
     }
     if (!["postgres:", "postgresql:"].includes(parsed.protocol)) throw new UsageError(`${where}: a PostgreSQL URL such as postgres://k8s_vnf@db.example:5432/k8s_vnf`);
-    if (given !== undefined && parsed.password !== "") throw new UsageError("--database: no password on the command line, where any user of the host can read it: give it in PGPASSWORD or ~/.pgpass, or the whole URL in K8S_VNF_LCM_DATABASE");
+    if (given !== undefined && (parsed.password !== "" || URL_CREDENTIAL_PARAMETERS.some((p) => parsed.searchParams.has(p)))) throw new UsageError("--database: no password on the command line, where any user of the host can read it: give it in PGPASSWORD or ~/.pgpass, or the whole URL in K8S_VNF_LCM_DATABASE");
     if (secretsKeyFile === undefined && !env.K8S_VNF_LCM_SECRETS_KEY) throw new UsageError(`${where}: replicas share the database, so they must seal its secrets with the same key: give it with --secrets-key-file FILE or K8S_VNF_LCM_SECRETS_KEY`);
     return url;
 }

@@ -13,7 +13,7 @@ import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
 import { NfvoOptions } from "./kubernetesVims";
 import { instanceLinks } from "./instanceView";
-import { Lifecycle, Operation } from "./lifecycle";
+import { assertNoneHolding, Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
 import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "./problem";
@@ -237,54 +237,58 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return plan;
     });
 
+    // A PATCH and a DELETE decide with the instance's row locked (Store.onInstance): against an operation
+    // accepted meanwhile, here or on another replica.
     app.patch<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, { schema: { body: SCHEMAS.modifyVnfInstance } }, async (request, reply) => {
-        const instance = await findInstance(request.params.id);
+        const id = request.params.id;
         const ifMatch = request.headers["if-match"];
-        if (ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etagOf(visible(instance)))) {
-            throw new ProblemError(412, `If-Match: VNF instance ${instance.id} has changed since (its ETag is no longer ${ifMatch})`);
-        }
         // Whatever the patch carries under a secret's name (vimConnectionInfo's accessInfo.password) is kept
         // masked: the service runs operations with registered VIMs' credentials, never these.
         const body = maskSecrets(request.body as Body);
-        await lifecycle.assertNoOperation(String(instance.id));
         const now = new Date().toISOString();
-        const next: Body = { ...instance };
-        for (const key of ["vnfInstanceName", "vnfInstanceDescription"]) if (body[key] !== undefined) next[key] = body[key];
-        if (body.metadata) next.metadata = mergePatch((instance.metadata as Body) ?? {}, body.metadata);
-        if (body.vimConnectionInfo) next.vimConnectionInfo = body.vimConnectionInfo;
         const opId = randomUUID();
         const opOcc = {
             id: opId,
             operationState: "COMPLETED",
             stateEnteredTime: now,
             startTime: now,
-            vnfInstanceId: instance.id,
+            vnfInstanceId: id,
             operation: "MODIFY_INFO",
             isAutomaticInvocation: false,
             operationParams: body,
             isCancelPending: false,
-            _links: { self: { href: opOccHref(base(request), opId) }, vnfInstance: { href: instanceUrl(request, String(instance.id)) } },
+            _links: { self: { href: opOccHref(base(request), opId) }, vnfInstance: { href: instanceUrl(request, id) } },
         };
-        await store.put([
-            { table: "vnf_instances", id: String(instance.id), body: next },
-            { table: "op_occs", id: opId, body: opOcc },
-        ]);
+        await store.onInstance(id, (instance, occurrences) => {
+            if (!instance) throw notFound("VNF instance", id);
+            if (ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etagOf(visible(instance)))) {
+                throw new ProblemError(412, `If-Match: VNF instance ${id} has changed since (its ETag is no longer ${ifMatch})`);
+            }
+            assertNoneHolding(id, occurrences);
+            const next: Body = { ...instance };
+            for (const key of ["vnfInstanceName", "vnfInstanceDescription"]) if (body[key] !== undefined) next[key] = body[key];
+            if (body.metadata) next.metadata = mergePatch((instance.metadata as Body) ?? {}, body.metadata);
+            if (body.vimConnectionInfo) next.vimConnectionInfo = body.vimConnectionInfo;
+            return { put: [{ table: "vnf_instances", id, body: next }, { table: "op_occs", id: opId, body: opOcc }] };
+        });
         return reply.code(202).header("location", opOcc._links.self.href).send();
     });
 
     app.delete<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
-        const notInstantiated = async () => {
-            const instance = await findInstance(request.params.id);
-            if (instance.instantiationState !== "NOT_INSTANTIATED") throw conflict(`VNF instance ${instance.id} is ${instance.instantiationState}: terminate it before deleting it`);
-            return instance;
+        const id = request.params.id;
+        const notInstantiated = (instance: Body | undefined) => {
+            if (!instance) throw notFound("VNF instance", id);
+            if (instance.instantiationState !== "NOT_INSTANTIATED") throw conflict(`VNF instance ${id} is ${instance.instantiationState}: terminate it before deleting it`);
         };
-        await notInstantiated();
+        notInstantiated(await store.get("vnf_instances", id));
         // An instantiate's dry run would otherwise go on to make the stack of an instance that is gone.
-        await dryRuns.stopFor(request.params.id, "the instance is being deleted");
-        const instance = await notInstantiated();
-        await lifecycle.assertNoOperation(String(instance.id));
-        await store.remove("vnf_instances", String(instance.id));
-        notifier.publish({ notificationType: "VnfIdentifierDeletionNotification", vnfInstanceId: String(instance.id) }, base(request));
+        await dryRuns.stopFor(id, "the instance is being deleted");
+        await store.onInstance(id, (instance, occurrences) => {
+            notInstantiated(instance);
+            assertNoneHolding(id, occurrences);
+            return { remove: [{ table: "vnf_instances", id }] };
+        });
+        notifier.publish({ notificationType: "VnfIdentifierDeletionNotification", vnfInstanceId: id }, base(request));
         return reply.code(204).send();
     });
 

@@ -23,36 +23,43 @@ export function mayTakeOver(store: Store, replica: Replica, claim: Claim): boole
     return owner.id !== replica.id && owner.bootId === thisBoot() && !stillRunning({ pid: owner.pid, startTime: owner.startTime, bootId: owner.bootId });
 }
 
-/** Renews this replica's claims and looks for others' to take over, until stopped. */
+/**
+ * Renews this replica's claims, and looks for others' to take over, until stopped. The two on timers of their
+ * own: a takeover may take a while (a command left running gets its grace), and must not hold up the renewal
+ * of what this replica runs.
+ */
 export class ClaimKeeper {
-    private timer: NodeJS.Timeout | undefined;
-    private ticking: Promise<void> = Promise.resolve();
+    private renewal: NodeJS.Timeout | undefined;
+    private watch: NodeJS.Timeout | undefined;
+    private renewing: Promise<void> = Promise.resolve();
+    private watching: Promise<void> = Promise.resolve();
 
     constructor(
         private readonly store: Store,
         private readonly replica: Replica,
-        /** Each tick, after the renewal: what to do about claims (take over, see cancels). */
+        /** The occurrences whose claims this replica keeps: those it runs, or is taking over. */
+        private readonly held: () => string[],
+        /** Each tick of the watch: what to do about claims (take over, see cancels). */
         private readonly onTick: () => Promise<void>,
-        /** Where a failed tick is reported (the store unreachable a moment); the next tick tries again. */
-        private readonly onError: (e: Error) => void,
+        /** Where a failed renewal or tick is reported (the store unreachable a moment); the next one tries again. */
+        private readonly onError: (what: string, e: Error) => void,
     ) {}
 
     start(): void {
         // Often enough that a cancel another replica accepted reaches the one running the occurrence in a second.
         const every = Math.min(1_000, Math.max(50, Math.floor(this.store.leaseMs / 3)));
-        this.timer = setInterval(() => {
-            this.ticking = this.ticking.then(() => this.tick()).catch((e) => this.onError(e as Error));
-        }, every);
-        this.timer.unref();
+        const serially = (chain: "renewing" | "watching", work: () => Promise<void>, what: string) => {
+            this[chain] = this[chain].then(work).catch((e) => this.onError(what, e as Error));
+        };
+        this.renewal = setInterval(() => serially("renewing", () => this.store.renewClaims(this.replica.id, this.held()), "claims not renewed this time"), every);
+        this.watch = setInterval(() => serially("watching", this.onTick, "claims not looked after this time"), every);
+        this.renewal.unref();
+        this.watch.unref();
     }
 
     async stop(): Promise<void> {
-        clearInterval(this.timer);
-        await this.ticking;
-    }
-
-    private async tick(): Promise<void> {
-        await this.store.renewClaims(this.replica.id);
-        await this.onTick();
+        clearInterval(this.renewal);
+        clearInterval(this.watch);
+        await Promise.all([this.renewing, this.watching]);
     }
 }

@@ -30,22 +30,22 @@ import { PulumiProcess } from "./pulumiProcess";
 import { ServerChanges } from "./serverChanges";
 import { conflict, notFound, problemBody, ProblemError } from "./problem";
 import { ClaimKeeper, mayTakeOver } from "./claims";
-import { LostClaim, Occurrences } from "./occurrences";
-import { OperationCancel } from "./operationCancel";
+import { assertNoneHolding, LostClaim, Occurrences } from "./occurrences";
+import { abortableSleep, OperationCancel } from "./operationCancel";
 import { OperationStacks } from "./operationStacks";
 import { Takeover } from "./takeover";
-import { HOLDING_STATES, HoldingConflict, Replica, Store } from "./store";
+import { HoldingConflict, Replica, Store } from "./store";
 import { instanceAfter } from "./instanceAfter";
 import { StackRunner } from "./stackRunner";
 
 export type { Operation } from "./operationPlanner";
+export { assertNoneHolding } from "./occurrences";
 export { stackNameOf } from "./operationPlanner";
 
 type Body = Record<string, any>;
 
 export type { OperationState };
 
-const HOLDING: ReadonlySet<string> = new Set(HOLDING_STATES);
 
 
 export interface LifecycleOptions {
@@ -91,7 +91,13 @@ export class Lifecycle {
         this.occurrences = new Occurrences(store, notifier, this.events, replica);
         this.stacks = new OperationStacks(store, runner, options.defaultVimEnv);
         this.takeover = new Takeover(store, replica, this.occurrences, this.stacks, (opId) => this.running.has(opId));
-        this.claims = new ClaimKeeper(store, replica, () => this.keepClaims(), (e) => this.events.emit(OPERATION_LOG_EVENT, { note: `claims not renewed this time: ${e.message}` }));
+        this.claims = new ClaimKeeper(
+            store,
+            replica,
+            () => [...this.running.keys(), ...this.takeover.underWay],
+            () => this.keepClaims(),
+            (what, e) => this.events.emit(OPERATION_LOG_EVENT, { note: `${what}: ${e.message}` }),
+        );
     }
 
     /**
@@ -99,8 +105,8 @@ export class Lifecycle {
      * crash, this process's own of before); then claims are kept until close().
      */
     async recover(): Promise<void> {
-        await this.takeover.lapsed();
         this.claims.start();
+        await this.takeover.takeOverLapsed();
     }
 
     /** Stops keeping claims (at shutdown, once nothing runs). */
@@ -115,7 +121,7 @@ export class Lifecycle {
 
     /** Accepts an operation: checks it, plans it, stores the occurrence (STARTING) and starts it. */
     async start(operation: Operation, instanceId: string, params: Body, baseUrl: string): Promise<Body> {
-        const plan = await this.accepted(operation, instanceId, params);
+        const { plan, instance } = await this.accepted(operation, instanceId, params);
         const id = randomUUID();
         const now = new Date().toISOString();
         const opUrl = opOccHref(baseUrl, id);
@@ -135,16 +141,21 @@ export class Lifecycle {
             __baseUrl: baseUrl,
         };
         try {
-            await this.store.put([{ table: "op_occs", id, body: op, claim: this.replica }]);
+            // Stored only if the instance is still as it was planned from, and no operation holds it: checked with
+            // its row locked, against a DELETE, a PATCH or another operation on any replica meanwhile.
+            await this.store.onInstance(instanceId, (now, occurrences) => {
+                if (!now) throw notFound("VNF instance", instanceId);
+                assertNoneHolding(instanceId, occurrences);
+                if (JSON.stringify(now) !== JSON.stringify(instance)) throw conflict(`VNF instance ${instanceId} changed while the request was checked; send it again`);
+                return { put: [{ table: "op_occs", id, body: op, claim: this.replica }] };
+            });
         } catch (e) {
-            // Another replica accepted an operation of this instance in between.
-            if (!(e instanceof HoldingConflict)) throw e;
-            await this.assertNoOperation(instanceId);
-            throw conflict(`VNF instance ${instanceId}: another operation was accepted at the same moment; one operation at a time`);
+            if (e instanceof HoldingConflict) throw conflict(`VNF instance ${instanceId}: another operation was accepted at the same moment; one operation at a time`);
+            throw e;
         }
         this.events.emit(OPERATION_LOG_EVENT, { op });
         this.occurrences.notify(op, "START");
-        void this.execute(id, "forward");
+        this.run(id, "forward");
         return op;
     }
 
@@ -154,13 +165,13 @@ export class Lifecycle {
      * could show.
      */
     async dryRunOf(operation: Operation, instanceId: string, params: Body): Promise<{ stackName: string; updates: Record<string, unknown>[]; env: Record<string, string>; secrets: string[] }> {
-        const plan = await this.accepted(operation, instanceId, params);
+        const { plan } = await this.accepted(operation, instanceId, params);
         const updates = operation === "TERMINATE" ? [] : [...(plan.stages ?? []), plan.config ?? {}];
         return { stackName: stackNameOf(instanceId), updates, env: await this.stacks.vimEnv(plan.vimId), secrets: await this.stacks.secretsOf({ __plan: plan }) };
     }
 
     /** The plan of an operation the instance can take now; refused (404, 409, 400) before anything runs. */
-    private async accepted(operation: Operation, instanceId: string, params: Body): Promise<Plan> {
+    private async accepted(operation: Operation, instanceId: string, params: Body): Promise<{ plan: Plan; instance: Body }> {
         const instance = await this.store.get("vnf_instances", instanceId);
         if (!instance) throw notFound("VNF instance", instanceId);
         await this.assertNoOperation(instanceId);
@@ -169,7 +180,7 @@ export class Lifecycle {
         if ((instance.instantiatedVnfInfo as Body | undefined)?.vnfState === "STOPPED" && operation !== "OPERATE" && operation !== "TERMINATE") {
             throw conflict(`VNF instance ${instanceId} is STOPPED: its VMs are shut off, so ${operation.toLowerCase()} cannot reach them; start it first (operate with changeStateTo STARTED)`);
         }
-        return await this.planner.plan(operation, instance, params);
+        return { plan: await this.planner.plan(operation, instance, params), instance };
     }
 
     /**
@@ -179,7 +190,7 @@ export class Lifecycle {
      */
     async retry(opId: string): Promise<void> {
         await this.occurrences.transition(opId, "PROCESSING", { task: "retry", claim: this.replica });
-        void this.execute(opId, "forward");
+        this.run(opId, "forward");
     }
 
     async rollback(opId: string): Promise<void> {
@@ -187,7 +198,7 @@ export class Lifecycle {
             if (op.operation === "TERMINATE") throw new ProblemError(409, "a terminate cannot be rolled back: retry it or fail it");
         };
         await this.occurrences.transition(opId, "ROLLING_BACK", { task: "rollback", claim: this.replica, check: refuseTerminate });
-        void this.execute(opId, "back");
+        this.run(opId, "back");
     }
 
     async fail(opId: string): Promise<Body> {
@@ -220,8 +231,7 @@ export class Lifecycle {
 
     /** Refuses (409) while another operation holds the instance. */
     async assertNoOperation(instanceId: string): Promise<void> {
-        const holding = (await this.store.opOccsOf(instanceId)).find((o) => HOLDING.has(String(o.operationState)));
-        if (holding) throw conflict(`operation ${holding.id} (${holding.operation}) of VNF instance ${instanceId} is ${holding.operationState}; one operation at a time`);
+        assertNoneHolding(instanceId, await this.store.opOccsOf(instanceId));
     }
 
     /** Each tick of the claims: cancels accepted elsewhere reach what runs here; lapsed claims are taken over. */
@@ -231,9 +241,14 @@ export class Lifecycle {
             const op = await this.store.get("op_occs", opId);
             if (op?.isCancelPending === true) cancel.request(op.cancelMode === "FORCEFUL" ? "FORCEFUL" : "GRACEFUL");
         }
-        await this.takeover.lapsed();
+        await this.takeover.takeOverLapsed();
     }
 
+
+    /** Runs an occurrence in the background; what cannot even be recorded (the store gone) is logged. */
+    private run(opId: string, direction: "forward" | "back"): void {
+        this.execute(opId, direction).catch((e) => this.events.emit(OPERATION_LOG_EVENT, { note: `operation ${opId}: its outcome could not be recorded: ${(e as Error).message}` }));
+    }
 
     /** Runs an occurrence (or its rollback) when a slot is free; records the outcome. */
     private async execute(opId: string, direction: "forward" | "back"): Promise<void> {
@@ -386,15 +401,3 @@ export function updatesOf(plan: Pick<Plan, "stages" | "config" | "previousConfig
     if (direction === "forward") return forward.slice(done).map((config, i) => ({ config, position: done + i + 1 }));
     return [...forward.slice(0, done).map((config, i) => ({ config, position: i + 1 })).reverse(), { config: plan.previousConfig, position: 0 }];
 }
-
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
-        signal.addEventListener("abort", () => {
-            clearTimeout(timer);
-            reject(new Error("aborted while waiting for the graceful termination timeout"));
-        });
-    });
-}
-

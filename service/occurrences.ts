@@ -9,7 +9,7 @@ import { Notifier } from "./notifications";
 import { OPERATION_LOG_EVENT } from "./operationLog";
 import { OperationState, RUNNING } from "./operationStates";
 import { conflict, notFound } from "./problem";
-import { Replica, Store } from "./store";
+import { HOLDING_STATES, Replica, Store } from "./store";
 
 type Body = Record<string, any>;
 
@@ -107,4 +107,12 @@ export class Occurrences {
             { vnfLcmOpOcc: { href: opOccHref(op.__baseUrl ?? "", op.id) } },
         );
     }
+}
+
+const HOLDING: ReadonlySet<string> = new Set(HOLDING_STATES);
+
+/** Refuses (409) when one of an instance's `occurrences` holds it. */
+export function assertNoneHolding(instanceId: string, occurrences: Body[]): void {
+    const holding = occurrences.find((o) => HOLDING.has(String(o.operationState)));
+    if (holding) throw conflict(`operation ${holding.id} (${holding.operation}) of VNF instance ${instanceId} is ${holding.operationState}; one operation at a time`);
 }

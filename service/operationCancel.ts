@@ -16,3 +16,14 @@ export class OperationCancel {
         if (mode === "FORCEFUL" && !this.forceful.signal.aborted) this.forceful.abort(mode);
     }
 }
+
+/** Waits `ms`, or until `signal` aborts (then rejects). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            reject(new Error("aborted while waiting for the graceful termination timeout"));
+        });
+    });
+}

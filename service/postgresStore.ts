@@ -10,8 +10,8 @@
  * written (its ETag depends on its fields' order).
  */
 import { Pool, PoolClient } from "pg";
-import { SecretsKeyring } from "./secretsAtRest";
-import { Body, Change, Claim, CLAIMED_STATES, HOLDING_STATES, HoldingConflict, Replica, sqlList, Store, Table, TABLES, checkedTable } from "./store";
+import { SecretsKeyError, SecretsKeyring } from "./secretsAtRest";
+import { Body, Change, Claim, InstanceDecision, CLAIMED_STATES, HOLDING_STATES, HoldingConflict, Replica, sqlList, Store, Table, TABLES, checkedTable } from "./store";
 
 /** Milliseconds since the epoch by the database's clock. */
 const NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
@@ -27,6 +27,9 @@ const MIGRATIONS: string[] = [
      CREATE TABLE subscriptions (id TEXT PRIMARY KEY, created BIGINT NOT NULL, body TEXT NOT NULL, sealed TEXT);
      CREATE TABLE vims (id TEXT PRIMARY KEY, created BIGINT NOT NULL, body TEXT NOT NULL, sealed TEXT);
      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+    // What each replica reads every second: its own claims, and the occurrences that are run.
+    `CREATE INDEX op_occs_owner ON op_occs (owner_id) WHERE owner_id IS NOT NULL;
+     CREATE INDEX op_occs_claimed ON op_occs (created) WHERE state IN (${sqlList(CLAIMED_STATES)});`,
 ];
 
 interface Row {
@@ -65,6 +68,8 @@ export class PostgresStore implements Store {
             });
         } catch (e) {
             await pool.end();
+            // A key that does not open what is stored says so as such (cli/main.ts prints it without a trace).
+            if (e instanceof SecretsKeyError) throw e;
             throw new Error(`the database ${store.location}: ${(e as Error).message}`);
         }
         return store;
@@ -102,6 +107,16 @@ export class PostgresStore implements Store {
         });
     }
 
+    async onInstance(instanceId: string, decide: (instance: Body | undefined, occurrences: Body[]) => InstanceDecision): Promise<void> {
+        await this.transaction(async (client) => {
+            const row = (await client.query<Row>("SELECT id, body, sealed FROM vnf_instances WHERE id = $1 FOR UPDATE", [instanceId])).rows[0];
+            const occurrences = (await client.query<Row>("SELECT id, body, sealed FROM op_occs WHERE vnf_instance_id = $1 ORDER BY created, id", [instanceId])).rows.map((r) => this.opened("op_occs", r));
+            const decision = decide(row && this.opened("vnf_instances", row), occurrences);
+            for (const c of decision.put ?? []) await this.write(client, c);
+            for (const r of decision.remove ?? []) await client.query(`DELETE FROM ${checkedTable(r.table)} WHERE id = $1`, [String(r.id)]);
+        });
+    }
+
     async remove(table: Table, id: string): Promise<void> {
         await this.pool.query(`DELETE FROM ${checkedTable(table)} WHERE id = $1`, [String(id)]);
     }
@@ -113,8 +128,8 @@ export class PostgresStore implements Store {
         return rows.map((r) => ({ id: r.id, claim: { owner: r.owner ? (JSON.parse(r.owner) as Replica) : undefined, lapsed: r.lapsed } }));
     }
 
-    async renewClaims(replicaId: string): Promise<void> {
-        await this.pool.query(`UPDATE op_occs SET lease_until = ${NOW_MS} + $1 WHERE owner_id = $2`, [this.leaseMs, replicaId]);
+    async renewClaims(replicaId: string, ids: string[]): Promise<void> {
+        await this.pool.query(`UPDATE op_occs SET lease_until = ${NOW_MS} + $1 WHERE owner_id = $2 AND id = ANY($3)`, [this.leaseMs, replicaId, ids]);
     }
 
     async close(): Promise<void> {
@@ -153,7 +168,8 @@ export class PostgresStore implements Store {
         const last = (await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'sealing_key'")).rows[0];
         if (last?.value === keyId) return;
         for (const table of TABLES) {
-            const { rows } = await client.query<Row & { vnf_instance_id?: string; state?: string }>(`SELECT id, body, sealed FROM ${table}`);
+            // Locked while sealed again: a replica still running changes none of them meanwhile.
+            const { rows } = await client.query<Row>(`SELECT id, body, sealed FROM ${table} FOR UPDATE`);
             for (const row of rows) await this.write(client, { table, id: row.id, body: this.opened(table, row) });
         }
         await client.query("INSERT INTO meta (key, value) VALUES ('sealing_key', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [keyId]);
@@ -179,11 +195,15 @@ export class PostgresStore implements Store {
     }
 }
 
-/** The URL as it may be shown: without a password. */
+/** Query parameters of a PostgreSQL URL that carry a credential (pg-connection-string reads them as options). */
+export const URL_CREDENTIAL_PARAMETERS = ["password", "sslpassword", "sslkey"];
+
+/** The URL as it may be shown: without a password, in its user part or its query. */
 export function withoutPassword(url: string): string {
     try {
         const parsed = new URL(url);
         parsed.password = "";
+        for (const name of URL_CREDENTIAL_PARAMETERS) parsed.searchParams.delete(name);
         return parsed.toString();
     } catch {
         return "the database (its URL does not parse)";

@@ -112,7 +112,7 @@ export class OperationCommand {
         // Pulumi's own cancel (SIGINT) waits for the steps under way; a FORCEFUL one, then, kills the command and
         // its plugins (the stack's lock is then the caller's to clear).
         const cancel = () => child.kill("SIGINT");
-        const force = () => started && void stopPulumiProcess(started, FORCEFUL_GRACE_MS);
+        const force = () => started && void stopPulumiProcess(started, FORCEFUL_GRACE_MS).catch(() => undefined);
         this.options.signal?.addEventListener("abort", cancel);
         this.options.force?.addEventListener("abort", force);
         if (this.options.force?.aborted) force();

@@ -31,9 +31,13 @@ export function removeOutputDir(recorded: PulumiProcess): void {
 
 let bootId: string | undefined;
 
-/** This host's boot id (/proc/sys/kernel/random/boot_id): processes are compared by PID and start time only within it. */
+/**
+ * Where this process's PIDs mean something: the host's boot (/proc/sys/kernel/random/boot_id) and the PID
+ * namespace (containers on one node share the boot, not their PIDs). Processes are compared by PID and start
+ * time only within it.
+ */
 export function thisBoot(): string {
-    bootId ??= fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    bootId ??= `${fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}/${fs.readlinkSync("/proc/self/ns/pid")}`;
     return bootId;
 }
 
@@ -70,7 +74,11 @@ export async function stopPulumiProcess(recorded: PulumiProcess, graceMs: number
     if (!stillRunning(recorded)) return `its Pulumi command (pid ${recorded.pid}) was no longer running`;
     // Its processes now, before any of them ends and its children are handed to init.
     const tree = processTree(recorded.pid);
-    process.kill(recorded.pid, "SIGINT");
+    try {
+        process.kill(recorded.pid, "SIGINT");
+    } catch {
+        // it ended in between
+    }
     const deadline = Date.now() + graceMs;
     while (stillRunning(recorded) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     if (!stillRunning(recorded)) return `its Pulumi command (pid ${recorded.pid}) was cancelled`;

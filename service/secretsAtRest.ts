@@ -93,12 +93,14 @@ export class SecretsKeyring {
         if (format !== FORMAT) throw new SecretsKeyError(`${table} ${id}: its secrets are sealed in a format this release does not know (${format})`);
         const key = this.keys.find((k) => k.id === keyId);
         if (!key) throw new SecretsKeyError(`${table} ${id}: its secrets are sealed with key ${keyId}, which the secrets keys given (${describeKeySource(this.source)}) do not hold; give that key too`);
-        const data = Buffer.from(encrypted, "base64");
-        const decipher = createDecipheriv("aes-256-gcm", key.bytes, Buffer.from(iv, "base64"));
-        decipher.setAAD(additionalData(table, id));
-        decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+        const data = Buffer.from(encrypted ?? "", "base64");
         let text: string;
         try {
+            if (data.length < TAG_BYTES) throw new Error("too short");
+            // The tag's length fixed: a cut-down tag would otherwise be taken as a shorter one.
+            const decipher = createDecipheriv("aes-256-gcm", key.bytes, Buffer.from(iv ?? "", "base64"), { authTagLength: TAG_BYTES });
+            decipher.setAAD(additionalData(table, id));
+            decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
             text = Buffer.concat([decipher.update(data.subarray(0, data.length - TAG_BYTES)), decipher.final()]).toString("utf8");
         } catch {
             throw new SecretsKeyError(`${table} ${id}: its sealed secrets do not open with key ${keyId} (altered, or sealed for another row)`);

@@ -18,7 +18,7 @@ import Database from "better-sqlite3";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { SecretsKeyring } from "./secretsAtRest";
-import { Body, Change, Claim, CLAIMED_STATES, HOLDING_STATES, HoldingConflict, Replica, sqlList, Store, Table, TABLES, checkedTable } from "./store";
+import { Body, Change, Claim, InstanceDecision, CLAIMED_STATES, HOLDING_STATES, HoldingConflict, Replica, sqlList, Store, Table, TABLES, checkedTable } from "./store";
 
 /** Each a step of the schema, run once in order; the first is what releases before versioning made. */
 const MIGRATIONS: ((db: Database.Database) => void)[] = [
@@ -42,6 +42,10 @@ const MIGRATIONS: ((db: Database.Database) => void)[] = [
             ALTER TABLE op_occs ADD COLUMN owner TEXT;
             ALTER TABLE op_occs ADD COLUMN lease_until INTEGER;
             CREATE UNIQUE INDEX op_occs_holding ON op_occs (vnf_instance_id) WHERE state IN (${sqlList(HOLDING_STATES)});`),
+    (db) =>
+        db.exec(`
+            CREATE INDEX op_occs_owner ON op_occs (owner_id) WHERE owner_id IS NOT NULL;
+            CREATE INDEX op_occs_claimed ON op_occs (created) WHERE state IN (${sqlList(CLAIMED_STATES)});`),
 ];
 
 interface Row {
@@ -110,6 +114,18 @@ export class SqliteStore implements Store {
             .immediate();
     }
 
+    async onInstance(instanceId: string, decide: (instance: Body | undefined, occurrences: Body[]) => InstanceDecision): Promise<void> {
+        this.db
+            .transaction(() => {
+                const row = this.statement("SELECT id, body, sealed FROM vnf_instances WHERE id = ?").get(instanceId) as Row | undefined;
+                const occurrences = this.bodies("op_occs", "SELECT id, body, sealed FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [instanceId]);
+                const decision = decide(row && this.opened("vnf_instances", row), occurrences);
+                for (const c of decision.put ?? []) this.write(c);
+                for (const r of decision.remove ?? []) this.statement(`DELETE FROM ${checkedTable(r.table)} WHERE id = ?`).run(String(r.id));
+            })
+            .immediate();
+    }
+
     async remove(table: Table, id: string): Promise<void> {
         this.statement(`DELETE FROM ${checkedTable(table)} WHERE id = ?`).run(String(id));
     }
@@ -120,8 +136,8 @@ export class SqliteStore implements Store {
         return rows.map((r) => ({ id: r.id, claim: { owner: r.owner ? JSON.parse(r.owner) : undefined, lapsed: !r.owner || Number(r.lease_until ?? 0) < now } }));
     }
 
-    async renewClaims(replicaId: string): Promise<void> {
-        this.statement("UPDATE op_occs SET lease_until = ? WHERE owner_id = ?").run(Date.now() + this.leaseMs, replicaId);
+    async renewClaims(replicaId: string, ids: string[]): Promise<void> {
+        this.statement("UPDATE op_occs SET lease_until = ? WHERE owner_id = ? AND id IN (SELECT value FROM json_each(?))").run(Date.now() + this.leaseMs, replicaId, JSON.stringify(ids));
     }
 
     /** Folds the write-ahead log into the database file and closes it. */

@@ -35,7 +35,7 @@ export function sqlList(states: readonly string[]): string {
 export interface Replica {
     /** Unique per start of a service process. */
     id: string;
-    /** The host's boot id (/proc/sys/kernel/random/boot_id): same host and boot, so PIDs can be compared. */
+    /** Its host's boot id and PID namespace (pulumiProcess.ts thisBoot): only within them can PIDs be compared. */
     bootId: string;
     hostname: string;
     pid: number;
@@ -56,6 +56,12 @@ export interface Change {
     body: Body;
     /** For an occurrence: who runs it from now (null: no one), its lease starting now. Absent: unchanged. */
     claim?: Replica | null;
+}
+
+/** What a request decided about an instance (Store.onInstance). */
+export interface InstanceDecision {
+    put?: Change[];
+    remove?: { table: Table; id: string }[];
 }
 
 /** An occurrence that would hold an instance another one holds already. */
@@ -84,10 +90,17 @@ export interface Store {
      */
     update(table: Table, id: string, change: (current: Body | undefined, claim: Claim) => Body | undefined, claim?: Replica | null): Promise<Body | undefined>;
     remove(table: Table, id: string): Promise<void>;
+    /**
+     * What an instance's request does, decided and done in one transaction with the instance's row locked:
+     * `decide` gets the instance as stored now (undefined: none) and its occurrences, and says what to store and
+     * what to remove; what it throws is thrown, nothing done. Of an operation accepted, a PATCH and a DELETE of
+     * one instance, on any replicas, each sees what the one before did.
+     */
+    onInstance(instanceId: string, decide: (instance: Body | undefined, occurrences: Body[]) => InstanceDecision): Promise<void>;
     /** Every occurrence in a claimed state, with its claim. */
     claimed(): Promise<{ id: string; claim: Claim }[]>;
-    /** Extends the lease of every claim `replicaId` holds. */
-    renewClaims(replicaId: string): Promise<void>;
+    /** Extends the leases of the claims `replicaId` holds on `ids` (what it runs, or is taking over). */
+    renewClaims(replicaId: string, ids: string[]): Promise<void>;
     close(): Promise<void>;
 }
 

@@ -17,6 +17,8 @@ import { describeProcess, stillRunning, stopPulumiProcess } from "../service/pul
 import { SecretsKeyring } from "../service/secretsAtRest";
 import { StackRunner } from "../service/stackRunner";
 import { HoldingConflict, openStore, Replica, Store } from "../service/store";
+import { parseRequestText } from "../config/requestText";
+import { REQUESTS_DIR } from "./support/fixtures";
 import { describeEachStore, storeFor } from "./support/stores";
 
 const occurrence = (id: string, instance: string, state: string) => ({ id, vnfInstanceId: instance, operationState: state, operation: "SCALE" });
@@ -73,22 +75,24 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
         assert.equal((await b.get("vnf_instances", "n"))!.count, 80);
     });
 
-    it("claims: taken with a state, renewed by their holder, lapsed once not renewed for a lease; a live holder on this host is not taken over, a dead one is at once", async () => {
+    it("claims: taken with a state, renewed by their holder for what it names, lapsed once not renewed for a lease; a live holder on this host is not taken over, a dead one is at once, one in another PID namespace only once lapsed", async () => {
         const store = await open(400);
         const me = thisReplica();
         const other = elsewhere();
         await store.put([
             { table: "op_occs", id: "mine", body: occurrence("mine", "i1", "PROCESSING"), claim: me },
+            // Claimed by this replica, which no longer runs it (a run that could not record its end).
+            { table: "op_occs", id: "left", body: occurrence("left", "i4", "PROCESSING"), claim: me },
             { table: "op_occs", id: "theirs", body: occurrence("theirs", "i2", "PROCESSING"), claim: other },
             { table: "op_occs", id: "nobody", body: occurrence("nobody", "i3", "FAILED_TEMP") },
         ]);
         const claims = async () => Object.fromEntries((await store.claimed()).map((c) => [c.id, c.claim.lapsed]));
-        assert.deepEqual(await claims(), { mine: false, theirs: false }, "only occurrences a replica runs have claims");
+        assert.deepEqual(await claims(), { mine: false, left: false, theirs: false }, "only occurrences a replica runs have claims");
         for (let i = 0; i < 6; i++) {
             await new Promise((r) => setTimeout(r, 150));
-            await store.renewClaims(me.id);
+            await store.renewClaims(me.id, ["mine", "theirs"]);
         }
-        assert.deepEqual(await claims(), { mine: false, theirs: true }, "900 ms later: only the renewed one holds");
+        assert.deepEqual(await claims(), { mine: false, left: true, theirs: true }, "900 ms later: only the renewed one holds; a replica renews only what it names, and only its own");
         const theirs = (await store.claimed()).find((c) => c.id === "theirs")!.claim;
         assert.equal(theirs.owner?.hostname, "other-host");
         const shared = store.shared;
@@ -100,6 +104,8 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
             const alive: Replica = { id: randomUUID(), bootId: live.bootId!, hostname: os.hostname(), pid: live.pid, startTime: live.startTime };
             assert.equal(mayTakeOver(store, me, { owner: alive, lapsed: false }), !shared, "a live holder on this host: only an embedded store (one process) takes it");
             assert.equal(mayTakeOver(store, me, { owner: { ...alive, startTime: "0" }, lapsed: false }), true, "a dead holder on this host (its PID reused since): at once");
+            const container = { ...alive, startTime: "0", bootId: `${alive.bootId.split("/")[0]}/pid:[1]` };
+            assert.equal(mayTakeOver(store, me, { owner: container, lapsed: false }), !shared, "a holder in another PID namespace of this boot (a container beside this one): its PIDs say nothing here");
         } finally {
             sleeper.kill("SIGKILL");
         }
@@ -116,7 +122,7 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
             { table: "op_occs", id: "o1", body: { ...occurrence("o1", "i1", "PROCESSING"), __plan: {}, __pulumi: process }, claim: other },
         ]);
         // The other replica renews its claim for a while, then stops (its host is gone).
-        const renewing = setInterval(() => void seeded.renewClaims(other.id), 100);
+        const renewing = setInterval(() => void seeded.renewClaims(other.id, ["o1"]), 100);
         const service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner, env: {}, claimLeaseMs: 600 });
         try {
             if (kind === "postgres") {
@@ -137,6 +143,38 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
             clearInterval(renewing);
             await service.close();
             await seeded.close();
+        }
+    });
+});
+
+describeEachStore("LCM service: an instance's requests decided with its row locked", function (kind) {
+    this.timeout(60_000);
+    it("of an instantiate and a DELETE of one instance sent at once, never both succeed (an operation for an instance that is gone); of two PATCHes with the same If-Match, one", async () => {
+        const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-instance-races-"));
+        const service = await createService({ dataDir, ...(await storeFor(kind, dataDir)), runner: new IdleRunner(), env: {} });
+        try {
+            const call = async (method: string, url: string, payload?: object, headers: Record<string, string> = {}) => {
+                const r = await service.app.inject({ method: method as "GET", url, payload, headers });
+                return { status: r.statusCode, etag: r.headers.etag as string | undefined };
+            };
+            const body = parseRequestText(fs.readFileSync(path.join(REQUESTS_DIR, "simple-instantiate.json"), "utf8"), "simple-instantiate.json") as Record<string, any>;
+            delete body.vimConnectionInfo;
+            let both = 0;
+            const outcomes = new Set<string>();
+            for (let i = 0; i < 12; i++) {
+                const id = (await service.app.inject({ method: "POST", url: "/vnflcm/v1/vnf_instances", payload: { vnfdId: "x" } })).json().id;
+                const [instantiate, remove] = await Promise.all([call("POST", `/vnflcm/v1/vnf_instances/${id}/instantiate`, body), call("DELETE", `/vnflcm/v1/vnf_instances/${id}`)]);
+                outcomes.add(`${instantiate.status}/${remove.status}`);
+                if (instantiate.status === 202 && remove.status === 204) both++;
+            }
+            assert.equal(both, 0, [...outcomes].join(" "));
+            const id = (await service.app.inject({ method: "POST", url: "/vnflcm/v1/vnf_instances", payload: { vnfdId: "x" } })).json().id;
+            const { etag } = await call("GET", `/vnflcm/v1/vnf_instances/${id}`);
+            const patches = await Promise.all(["a", "b"].map((name) => call("PATCH", `/vnflcm/v1/vnf_instances/${id}`, { vnfInstanceName: name }, { "if-match": etag!, "content-type": "application/merge-patch+json" })));
+            assert.deepEqual(patches.map((p) => p.status).sort(), [202, 412]);
+        } finally {
+            await service.close();
+            fs.rmSync(dataDir, { recursive: true, force: true });
         }
     });
 });

@@ -187,12 +187,17 @@ const KUBEADM_LOCK_WAIT_SECONDS = 900;
  * where no service manager runs it) does not hold it after the command has ended.
  */
 export function underKubeadmLock(command: ShellText): ShellText {
-    return sh`flock -o -w ${KUBEADM_LOCK_WAIT_SECONDS} ${KUBEADM_LOCK} sh -c ${command.text}`;
+    return sh`flock -o -E ${KUBEADM_LOCK_TIMED_OUT} -w ${KUBEADM_LOCK_WAIT_SECONDS} ${KUBEADM_LOCK} sh -c ${command.text}`;
 }
+
+/** flock's exit code when the lock did not come in time (`-E`; EX_TEMPFAIL), told apart from the command's own. */
+const KUBEADM_LOCK_TIMED_OUT = 75;
 
 /** Whether a host has joined a cluster (kubeadm wrote its kubelet kubeconfig), once no kubeadm runs there. */
 export async function hasJoined(node: SshSession): Promise<boolean> {
-    return (await node.exec(underKubeadmLock(sh`test -f /etc/kubernetes/kubelet.conf`), { sudo: true, allowFailure: true })).code === 0;
+    const { code } = await node.exec(underKubeadmLock(sh`test -f /etc/kubernetes/kubelet.conf`), { sudo: true, allowFailure: true });
+    if (code === KUBEADM_LOCK_TIMED_OUT) throw new Error(`kubeadm has run on this host for more than ${KUBEADM_LOCK_WAIT_SECONDS} s (${KUBEADM_LOCK} held): whether it has joined is not known; try again once it has ended`);
+    return code === 0;
 }
 
 /**

@@ -225,7 +225,7 @@ export const joins = (w: World, address: string) => w.calls.filter((c) => c.star
 
 /** kubeadm runs under the host's lock (providers/kubernetes/kubeadm.ts underKubeadmLock): what counts is the command inside. */
 function unlocked(text: string): string {
-    const match = /^flock -o -w \d+ \S+ sh -c ('(?:[^']|'\\'')*'|\S+)$/.exec(text);
+    const match = /^flock -o -E \d+ -w \d+ \S+ sh -c ('(?:[^']|'\\'')*'|\S+)$/.exec(text);
     if (!match) return text;
     return match[1].startsWith("'") ? match[1].slice(1, -1).replace(/'\\''/g, "'") : match[1];
 }
