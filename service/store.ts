@@ -12,11 +12,7 @@ export type Table = "vnf_instances" | "op_occs" | "subscriptions" | "vims";
 
 export const TABLES: readonly Table[] = ["vnf_instances", "op_occs", "subscriptions", "vims"];
 
-/** States in which an occurrence holds its instance: no other operation may start. */
-export const HOLDING_STATES: readonly string[] = ["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"];
-
-/** States in which an occurrence is run by a replica, which holds its claim. */
-export const CLAIMED_STATES: readonly string[] = ["STARTING", "PROCESSING", "ROLLING_BACK"];
+export { HOLDING_STATES, RUNNING_STATES as CLAIMED_STATES } from "./operationStates";
 
 export type Body = Record<string, unknown>;
 

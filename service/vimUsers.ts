@@ -1,15 +1,13 @@
 /** Lookups of VIMs the routes and the planners share: the default of a type, and which instances use a VIM. */
-import { RUNNING } from "./operationStates";
+import { HOLDING_STATES, OperationState, RUNNING } from "./operationStates";
 import { Store } from "./store";
 
 type Body = Record<string, any>;
 
-/** States of an INSTANTIATE that has not ended: the instance may still come to run on the plan's VIMs. */
-const UNFINISHED = ["STARTING", "PROCESSING", "FAILED_TEMP", "ROLLING_BACK"];
 
-/** The instance's INSTANTIATE that has not ended, if any. */
+/** The instance's INSTANTIATE that has not ended (it holds the instance), if any: the instance may still come to run on its plan's VIMs. */
 export async function unfinishedInstantiate(store: Store, instance: Body): Promise<Body | undefined> {
-    return (await store.opOccsOf(String(instance.id))).find((o) => o.operation === "INSTANTIATE" && UNFINISHED.includes(String(o.operationState)));
+    return (await store.opOccsOf(String(instance.id))).find((o) => o.operation === "INSTANTIATE" && HOLDING_STATES.includes(String(o.operationState) as OperationState));
 }
 
 /**
