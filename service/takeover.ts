@@ -38,6 +38,8 @@ export class Takeover {
      * left running is stopped and its stack's stale lock cleared (so a retry is the only update of that stack).
      */
     private async takeOver(opId: string, seen: Claim): Promise<void> {
+        // The start-up's takeover and the watch's may meet on one occurrence: the first goes on alone.
+        if (this.underWay.has(opId)) return;
         this.underWay.add(opId);
         try {
             const op = await this.store.update("op_occs", opId, (current, claim) => (current && RUNNING.has(String(current.operationState)) && claim.owner?.id === seen.owner?.id && mayTakeOver(this.store, this.replica, claim) ? current : undefined), this.replica);
