@@ -24,10 +24,10 @@
  */
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { instanceLinks } from "../service/instanceView";
+import { agent, CLIENTS, load, percentile, REQUESTS, request } from "./httpLoad";
 import { instanceHref, opOccHref } from "../service/links";
 import { OUTPUT_DIR_PREFIX } from "../service/pulumiProcess";
 import { SecretsKeyring } from "../service/secretsAtRest";
@@ -43,57 +43,9 @@ import { builtTools } from "../test/support/tools";
 
 const INSTANCES = 1_000;
 const OP_OCCS = 10_000;
-const CLIENTS = 100;
-const REQUESTS = 5_000;
 const TASKS = 100;
 /** The base URL the records were written under, as the service stores each record's links when it creates it. */
 const STORED_BASE = "http://lcm.example:9890";
-
-function percentile(sorted: number[], p: number): number {
-    return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** One keep-alive connection per client, never more. */
-const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-
-interface Answer {
-    status: number;
-    location?: string;
-    body: Buffer;
-}
-
-/** A request to the service (`url`: its base URL and a path), answered when the whole body is in. */
-function request(method: string, url: URL, body?: string): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-        const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
-        const req = http.request({ agent, method, hostname: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (chunk: Buffer) => chunks.push(chunk));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks) }));
-            res.on("error", reject);
-        });
-        req.on("error", reject);
-        req.end(body);
-    });
-}
-
-/** REQUESTS GETs over `urls` in turn, from CLIENTS clients at once; their latencies (ms), sorted. */
-async function load(urls: URL[]): Promise<number[]> {
-    const latencies: number[] = [];
-    let next = 0;
-    await Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-            while (next < REQUESTS) {
-                const url = urls[next++ % urls.length];
-                const t0 = process.hrtime.bigint();
-                const r = await request("GET", url);
-                if (r.status !== 200) throw new Error(`GET ${url}: ${r.status}`);
-                latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-            }
-        }),
-    );
-    return latencies.sort((a, b) => a - b);
-}
 
 async function main(): Promise<void> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
@@ -141,10 +93,11 @@ async function main(): Promise<void> {
         const opUrls = opOccs.map((r) => new URL(`${prefix}/vnf_lcm_op_occs/${r.id}`));
 
         // Warm-up of both routes: JIT, connections.
-        await load(instanceUrls);
-        await load(opUrls.slice(-REQUESTS));
-        const instanceGets = await load(instanceUrls);
-        const opGets = await load(opUrls);
+        const over = (urls: URL[]) => (k: number) => urls[k % urls.length];
+        await load(over(instanceUrls));
+        await load(over(opUrls.slice(-REQUESTS)));
+        const instanceGets = await load(over(instanceUrls));
+        const opGets = await load(over(opUrls));
 
         const accept: number[] = [];
         for (let i = 0; i < TASKS; i++) {

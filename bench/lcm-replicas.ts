@@ -41,7 +41,6 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseRequestText } from "../config/requestText";
@@ -54,6 +53,7 @@ import { SecretsKeyring } from "../service/secretsAtRest";
 import { SqliteStore } from "../service/sqliteStore";
 import { Body, DEFAULT_LEASE_MS, Store } from "../service/store";
 import { REQUESTS_DIR } from "../test/support/fixtures";
+import { agent, CLIENTS, load, percentile, request } from "./httpLoad";
 import { Callback } from "../test/support/lcmClient";
 import { PostgresServer, startPostgres } from "../test/support/postgres";
 import { killServiceTree, realServiceEnv } from "../test/support/realLcmService";
@@ -64,8 +64,6 @@ import { silentEndpoint } from "../test/support/silentEndpoint";
 
 const INSTANCES = 1_000;
 const OP_OCCS = 10_000;
-const CLIENTS = 100;
-const REQUESTS = 5_000;
 const TASKS = 100;
 const STORED_BASE = "http://lcm.example:9890";
 const FAILOVER_INSTANCES = 6;
@@ -87,41 +85,6 @@ const parentOf = (pid: number) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const msSince = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-// percentile, agent, request and the GET loop: as bench/lcm-api.ts has them (not exported there).
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-// Unlike lcm-api's, a free socket is dropped after 4 s idle: a replica closes one idle for 5 s (keepAliveTimeout),
-// and a request sent on it as it closes failed (socket hang up) when a replica sat idle while others accepted.
-const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS, timeout: 4_000 });
-function request(method: string, url: URL, body?: string): Promise<{ status: number; location?: string; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-        const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
-        const req = http.request({ agent, method, hostname: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (chunk: Buffer) => chunks.push(chunk));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks) }));
-            res.on("error", reject);
-        });
-        req.on("error", reject);
-        req.end(body);
-    });
-}
-/** REQUESTS GETs, the k-th of `urlOf(k)`, from CLIENTS clients at once; their latencies (ms), sorted. */
-async function load(urlOf: (k: number) => URL): Promise<number[]> {
-    const latencies: number[] = [];
-    let next = 0;
-    await Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-            while (next < REQUESTS) {
-                const url = urlOf(next++);
-                const t0 = process.hrtime.bigint();
-                const r = await request("GET", url);
-                if (r.status !== 200) throw new Error(`GET ${url}: ${r.status}`);
-                latencies.push(msSince(t0));
-            }
-        }),
-    );
-    return latencies.sort((a, b) => a - b);
-}
 const row = (label: string, l: number[], goal: string) => `${label.padEnd(60)} p50 ${percentile(l, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(l, 99).toFixed(1).padStart(7)} ms   (goal: ${goal})`;
 
 /** A replica as part 2 uses it: requests in flight from this process, and whether it is about to be killed. */
