@@ -18,11 +18,9 @@ import { redactText } from "../config/secrets";
 import { createService, Service } from "../service/app";
 import { SecretsKeyError, SecretsKeyring } from "../service/secretsAtRest";
 import { RunOptions, StackRunner } from "../service/stackRunner";
-import { SqliteStore } from "../service/sqliteStore";
-import { DEFAULT_LEASE_MS } from "../service/store";
 import { request } from "./support/fixtures";
 import { query, sharedPostgres, skipUnlessPostgres } from "./support/postgres";
-import { STORE_KINDS, StoreKind, storeFor } from "./support/stores";
+import { openSqlite, STORE_KINDS, StoreKind, storeFor } from "./support/stores";
 
 const KEYSTONE_PASSWORD = "keystone-Secret-5a";
 const CALLBACK_PASSWORD = "callback-Secret-4b";
@@ -116,8 +114,6 @@ async function callbackEndpoint() {
 
 const newKey = () => randomBytes(32).toString("base64");
 
-/** The embedded store in `dir`, its secrets sealed with `keyring` (default: a key made in `dir`). */
-const openSqlite = (dir: string, keyring?: SecretsKeyring) => SqliteStore.open(dir, keyring ?? SecretsKeyring.load({ dataDir: dir }), DEFAULT_LEASE_MS);
 
 describe("LCM service: secrets at rest, sealed in the database and opened where they are needed", function () {
     this.timeout(60_000);

@@ -9,13 +9,9 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { SqliteStore } from "../service/sqliteStore";
-import { SecretsKeyring } from "../service/secretsAtRest";
-import { DEFAULT_LEASE_MS } from "../service/store";
 import { PROJECT_DIR } from "./support/program";
+import { openSqlite } from "./support/stores";
 
-/** The embedded store in `dir`, its secrets sealed with `keyring` (default: a key made in `dir`). */
-const openSqlite = (dir: string, keyring?: SecretsKeyring) => SqliteStore.open(dir, keyring ?? SecretsKeyring.load({ dataDir: dir }), DEFAULT_LEASE_MS);
 
 describe("LCM service store: SQLite (better-sqlite3, write-ahead log)", function () {
     this.timeout(60_000);

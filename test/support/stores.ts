@@ -3,6 +3,9 @@
  * database of the shared test PostgreSQL server (support/postgres.ts), the same one again for the same data
  * directory (a restart finds what it stored).
  */
+import { SecretsKeyring } from "../../service/secretsAtRest";
+import { SqliteStore } from "../../service/sqliteStore";
+import { DEFAULT_LEASE_MS } from "../../service/store";
 import { sharedPostgres, skipUnlessPostgres } from "./postgres";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -35,3 +38,6 @@ export function describeEachStore(title: string, body: (this: Mocha.Suite, kind:
         });
     }
 }
+
+/** The embedded store in `dir`, its secrets sealed with `keyring` (default: a key made in `dir`). */
+export const openSqlite = (dir: string, keyring?: SecretsKeyring) => SqliteStore.open(dir, keyring ?? SecretsKeyring.load({ dataDir: dir }), DEFAULT_LEASE_MS);
