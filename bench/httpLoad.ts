@@ -40,6 +40,14 @@ export function request(method: string, url: URL, body?: string): Promise<Answer
     });
 }
 
+/** Waits until the service at `baseUrl` answers GET /readyz with 200 (warmed up); polled every 10 ms. */
+export async function untilReady(baseUrl: string): Promise<void> {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 10))) {
+        if ((await request("GET", new URL(`${baseUrl}/readyz`))).status === 200) return;
+    }
+    throw new Error(`${baseUrl} was not ready within 30 s`);
+}
+
 /** REQUESTS GETs, the k-th of `urlOf(k)`, from CLIENTS clients at once; their latencies (ms), sorted. */
 export async function load(urlOf: (k: number) => URL): Promise<number[]> {
     const latencies: number[] = [];

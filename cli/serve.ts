@@ -63,6 +63,11 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
             ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, store: service.store.location, authentication, secretsKey })}\n`
             : `k8s-vnf LCM service on ${url} (data in ${database === undefined ? dataDir : `${service.store.location}, shared by its replicas`}; ${authentication}; ${secretsKey})\n`,
     );
+    // After the banner, so that a supervisor sees the port taken at once; GET /readyz answers ready after it.
+    const warming = process.hrtime.bigint();
+    service.warmUp();
+    const warmMs = Math.round(Number(process.hrtime.bigint() - warming) / 1e6);
+    io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "ready", warmUpMs: warmMs })}\n` : `ready (warmed up in ${warmMs} ms)\n`);
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });

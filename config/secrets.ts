@@ -31,6 +31,20 @@ function words(name: string): string[] {
  * a private or API key, or a key's data (a kubeconfig's `client-key-data`).
  */
 export function isSecretName(name: string): boolean {
+    let secret = secretNames.get(name);
+    if (secret === undefined) {
+        secret = decideSecretName(name);
+        if (secretNames.size >= SECRET_NAMES_KEPT) secretNames.clear();
+        secretNames.set(name, secret);
+    }
+    return secret;
+}
+
+/** Field names met so far and whether each is secret: the same few recur in every record a service reads. */
+const secretNames = new Map<string, boolean>();
+const SECRET_NAMES_KEPT = 10_000;
+
+function decideSecretName(name: string): boolean {
     const w = words(name);
     const [before, last] = [w[w.length - 2] ?? "", w[w.length - 1]];
     if (last === undefined) return false;
@@ -59,16 +73,28 @@ export interface SecretLeaf {
  */
 export function findSecretLeaves(root: unknown): SecretLeaf[] {
     const found: SecretLeaf[] = [];
-    const walk = (value: unknown, trail: (string | number)[], underSecretName: boolean): void => {
-        if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...trail, i], underSecretName));
-        else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) walk(v, [...trail, k], underSecretName || isSecretName(k));
-        else if ((typeof value === "string" && value !== "") || typeof value === "number") {
+    // One trail for the whole walk, copied only for a leaf found.
+    const trail: (string | number)[] = [];
+    const walk = (value: unknown, underSecretName: boolean): void => {
+        if (Array.isArray(value)) {
+            value.forEach((v, i) => {
+                trail.push(i);
+                walk(v, underSecretName);
+                trail.pop();
+            });
+        } else if (value !== null && typeof value === "object") {
+            for (const [k, v] of Object.entries(value)) {
+                trail.push(k);
+                walk(v, underSecretName || isSecretName(k));
+                trail.pop();
+            }
+        } else if ((typeof value === "string" && value !== "") || typeof value === "number") {
             const text = String(value);
-            if (underSecretName) found.push({ trail, value: text, byName: true });
-            else if (typeof value === "string" && carriesCredential(text)) found.push({ trail, value: text, byName: false });
+            if (underSecretName) found.push({ trail: [...trail], value: text, byName: true });
+            else if (typeof value === "string" && carriesCredential(text)) found.push({ trail: [...trail], value: text, byName: false });
         }
     };
-    walk(root, [], false);
+    walk(root, false);
     return found;
 }
 

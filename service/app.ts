@@ -5,10 +5,10 @@
  * bearer or basic authentication can be switched on.
  */
 import { LogFormat, logOperations } from "./operationLog";
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import * as path from "node:path";
-import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { maskSecrets, redactText } from "../config/secrets";
+import Fastify, { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import { maskSecrets } from "../config/secrets";
 import { parseJsonBody } from "./jsonBody";
 import { LIST_RULES, ListQuery, ListRules, nextPageLink, queryList } from "./query";
 import { NfvoOptions } from "./kubernetesVims";
@@ -16,7 +16,10 @@ import { instanceLinks } from "./instanceView";
 import { assertNoneHolding, Lifecycle, Operation } from "./lifecycle";
 import { API_PREFIX, instanceHref, opOccHref } from "./links";
 import { Notifier } from "./notifications";
-import { conflict, notFound, problemBody, ProblemError, TooManyRequests } from "./problem";
+import { conflict, notFound, ProblemError, problemOf, sendProblem } from "./problem";
+import { authenticate, ServiceAuth } from "./authentication";
+
+export type { ServiceAuth };
 import { dryRun, operationOf } from "./dryRun";
 import { DryRunPool } from "./dryRunPool";
 import { clientError, DEFAULT_HTTP_LIMITS, HttpLimits, limitedServer } from "./httpServer";
@@ -29,6 +32,7 @@ import { thisReplica } from "./claims";
 import { subscriptionRoutes } from "./subscriptionRoutes";
 import { vimRoutes } from "./vimRoutes";
 import { opOccRoutes, visibleOp } from "./opOccRoutes";
+import { Readiness, readinessRoute } from "./readiness";
 
 export const API_VERSION = "1.3.0";
 
@@ -43,8 +47,6 @@ const REQUEST_SCHEMAS: Record<Operation, object> = {
     CHANGE_EXT_CONN: SCHEMAS.changeExtVnfConnectivityRequest,
     CHANGE_FLAVOUR: SCHEMAS.changeVnfFlavourRequest,
 };
-
-export type ServiceAuth = { type: "none" } | { type: "bearer"; token: string } | { type: "basic"; username: string; password: string };
 
 export interface ServiceOptions {
     /** Where the SQLite database lives. */
@@ -103,6 +105,8 @@ export interface Service {
     keyring: SecretsKeyring;
     notifier: Notifier;
     lifecycle: Lifecycle;
+    /** Loads what operations need (the Automation API) before the first one does, then answers ready. */
+    warmUp(): void;
     close(): Promise<void>;
 }
 
@@ -162,14 +166,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
     if (options.auth && options.auth.type !== "none") app.addHook("onRequest", authenticate(options.auth));
     await registerOpenApi(app, API_VERSION);
+    const readiness = new Readiness(store);
+    readinessRoute(app, readiness);
 
     const base = (request: FastifyRequest) => options.publicUrl ?? arrivalUrl(request);
     const instanceUrl = (request: FastifyRequest, id: string) => instanceHref(base(request), id);
-    const findInstance = async (id: string) => {
-        const found = await store.get("vnf_instances", id);
-        if (!found) throw notFound("VNF instance", id);
-        return found;
-    };
 
     // SOL013 §9.3: the versions of the API, under the API's root and under the major version's prefix.
     const apiVersions = async () => ({ uriPrefix: API_PREFIX, apiVersions: [{ version: API_VERSION, isDeprecated: false }] });
@@ -200,7 +201,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // Lists (SOL013 §5.2–5.4): filtered, paged and cut by attribute selectors, over what a GET shows.
     const list = (table: Table, route: string, rules: ListRules, view: (record: Body) => Body = visible) =>
         app.get(route, async (request, reply) => {
-            const page = queryList((await store.list(table)).map(view), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
+            const page = queryList((await store.listMasked(table)).map(view), request.query as ListQuery, { ...rules, pageSize: options.pageSize ?? 100 });
             if (page.nextMarker) reply.header("link", nextPageLink(`${base(request)}${route}`, request.query as ListQuery, page.nextMarker));
             return page.items;
         });
@@ -211,8 +212,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // SOL003 §5.4.3.3.2 / SOL013 §4.5: an individual VNF instance carries an ETag; a PATCH may send it back
     // in If-Match, and a stale one is a 412.
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/vnf_instances/:id`, async (request, reply) => {
-        const shown = visible(await findInstance(request.params.id));
-        return reply.header("etag", etagOf(shown)).send(shown);
+        const found = await store.getMasked("vnf_instances", request.params.id);
+        if (!found) throw notFound("VNF instance", request.params.id);
+        // Serialized once, for its entity tag and its body.
+        const text = JSON.stringify(visible(found));
+        return reply.header("etag", etagOfText(text)).type(JSON_TYPE).send(text);
     });
 
     for (const [operation, schema] of Object.entries(REQUEST_SCHEMAS) as [Operation, object][]) {
@@ -304,6 +308,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         keyring,
         notifier,
         lifecycle,
+        warmUp() {
+            runner.warmUp?.();
+            readiness.phase = "ready";
+        },
         async close() {
             await dryRuns.stopAll();
             await app.close();
@@ -325,8 +333,15 @@ function visible(record: Body): Body {
 
 /** A strong entity tag of what a GET shows. */
 function etagOf(shown: Body): string {
-    return `"${createHash("sha256").update(JSON.stringify(shown)).digest("base64url").slice(0, 27)}"`;
+    return etagOfText(JSON.stringify(shown));
 }
+
+function etagOfText(text: string): string {
+    return `"${createHash("sha256").update(text).digest("base64url").slice(0, 27)}"`;
+}
+
+/** What fastify sends a serialized object as. */
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /** The base URL a request arrived at: the service's own address and port, whatever Host the client sent. */
 function arrivalUrl(request: FastifyRequest): string {
@@ -362,39 +377,4 @@ function mergePatch(target: Body, patch: Body): Body {
         else out[k] = v;
     }
     return out;
-}
-
-function sendProblem(reply: FastifyReply, problem: ProblemError, instance: string) {
-    if (problem instanceof TooManyRequests) reply.header("retry-after", String(problem.retryAfterSeconds));
-    // A client refused for who it is or how often it asks keeps no connection open.
-    if (problem.status === 401 || problem.status === 429) reply.header("connection", "close");
-    return reply.code(problem.status).type("application/problem+json").send(problemBody(problem.status, problem.detail, instance));
-}
-
-/** A schema failure names the fields (`body.numberOfSteps: must be integer`); other errors keep their status. */
-function problemOf(error: FastifyError): ProblemError {
-    if (error instanceof ProblemError) return error;
-    if (error.validation) {
-        const details = error.validation.map((v) => {
-            const missing = (v.params as { missingProperty?: string }).missingProperty;
-            const extra = (v.params as { additionalProperty?: string }).additionalProperty;
-            const field = `body${v.instancePath.replace(/\//g, ".")}${missing ? `.${missing}` : ""}${extra ? `.${extra}` : ""}`;
-            return `${field}: ${missing ? "is required" : extra ? "is not a known field" : v.message}`;
-        });
-        return new ProblemError(400, details.join("; "));
-    }
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-    return new ProblemError(status, redactText(status === 500 ? `internal error: ${error.message}` : error.message));
-}
-
-function authenticate(auth: Exclude<ServiceAuth, { type: "none" }>) {
-    const expected = auth.type === "bearer" ? `Bearer ${auth.token}` : `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}`;
-    return async (request: FastifyRequest, reply: FastifyReply) => {
-        const given = Buffer.from(String(request.headers.authorization ?? ""));
-        const want = Buffer.from(expected);
-        if (given.length !== want.length || !timingSafeEqual(given, want)) {
-            reply.header("www-authenticate", auth.type === "bearer" ? "Bearer" : 'Basic realm="k8s-vnf"');
-            return sendProblem(reply, new ProblemError(401, `this service needs ${auth.type} authentication (Authorization header)`), request.url);
-        }
-    };
 }

@@ -34,8 +34,9 @@ export function visibleOp(visible: (record: Body) => Body, record: Body): Body {
 }
 
 export function opOccRoutes(app: FastifyInstance, { store, lifecycle, visible }: OpOccRouteContext): void {
+    // What these routes show of an occurrence: as stored, its secrets masked.
     const findOp = async (id: string) => {
-        const found = await store.get("op_occs", id);
+        const found = await store.getMasked("op_occs", id);
         if (!found) throw notFound("VNF LCM operation occurrence", id);
         return found;
     };
@@ -88,7 +89,7 @@ export function opOccRoutes(app: FastifyInstance, { store, lifecycle, visible }:
             if (WAITING_OR_DONE.has(state)) finish();
         };
         const poll = setInterval(() => {
-            store.get("op_occs", String(op.id)).then(
+            store.getMasked("op_occs", String(op.id)).then(
                 (now) => {
                     if (!now || raw.writableEnded) return;
                     if (Number((now.progress as Body | undefined)?.engineEvents ?? 0) > events) listener(now.progress as Body);

@@ -76,13 +76,23 @@ export class PostgresStore implements Store {
     }
 
     async get(table: Table, id: string): Promise<Body | undefined> {
-        const { rows } = await this.pool.query<Row>(`SELECT id, body, sealed FROM ${checkedTable(table)} WHERE id = $1`, [String(id)]);
+        const { rows } = await this.pool.query<Row>({ name: `get-${table}`, text: `SELECT id, body, sealed FROM ${checkedTable(table)} WHERE id = $1`, values: [String(id)] });
         return rows[0] && this.opened(table, rows[0]);
     }
 
     async list(table: Table): Promise<Body[]> {
         const { rows } = await this.pool.query<Row>(`SELECT id, body, sealed FROM ${checkedTable(table)} ORDER BY created, id`);
         return rows.map((row) => this.opened(table, row));
+    }
+
+    async getMasked(table: Table, id: string): Promise<Body | undefined> {
+        const { rows } = await this.pool.query<{ body: string }>({ name: `masked-${table}`, text: `SELECT body FROM ${checkedTable(table)} WHERE id = $1`, values: [String(id)] });
+        return rows[0] && (JSON.parse(rows[0].body) as Body);
+    }
+
+    async listMasked(table: Table): Promise<Body[]> {
+        const { rows } = await this.pool.query<{ body: string }>(`SELECT body FROM ${checkedTable(table)} ORDER BY created, id`);
+        return rows.map((row) => JSON.parse(row.body) as Body);
     }
 
     async opOccsOf(vnfInstanceId: string): Promise<Body[]> {
@@ -130,6 +140,10 @@ export class PostgresStore implements Store {
 
     async renewClaims(replicaId: string, ids: string[]): Promise<void> {
         await this.pool.query(`UPDATE op_occs SET lease_until = ${NOW_MS} + $1 WHERE owner_id = $2 AND id = ANY($3)`, [this.leaseMs, replicaId, ids]);
+    }
+
+    async ping(): Promise<void> {
+        await this.pool.query("SELECT 1");
     }
 
     async close(): Promise<void> {

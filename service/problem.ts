@@ -2,6 +2,9 @@
  * SOL013 ProblemDetails: every error the service returns, as `application/problem+json` with `status` and
  * `detail` always set (Tacker's client prints `detail`).
  */
+import { FastifyError, FastifyReply } from "fastify";
+import { redactText } from "../config/secrets";
+
 export class ProblemError extends Error {
     constructor(
         readonly status: number,
@@ -46,4 +49,27 @@ export class TooManyRequests extends ProblemError {
         super(429, detail);
         this.name = "TooManyRequests";
     }
+}
+
+export function sendProblem(reply: FastifyReply, problem: ProblemError, instance: string) {
+    if (problem instanceof TooManyRequests) reply.header("retry-after", String(problem.retryAfterSeconds));
+    // A client refused for who it is or how often it asks keeps no connection open.
+    if (problem.status === 401 || problem.status === 429) reply.header("connection", "close");
+    return reply.code(problem.status).type("application/problem+json").send(problemBody(problem.status, problem.detail, instance));
+}
+
+/** A schema failure names the fields (`body.numberOfSteps: must be integer`); other errors keep their status. */
+export function problemOf(error: FastifyError): ProblemError {
+    if (error instanceof ProblemError) return error;
+    if (error.validation) {
+        const details = error.validation.map((v) => {
+            const missing = (v.params as { missingProperty?: string }).missingProperty;
+            const extra = (v.params as { additionalProperty?: string }).additionalProperty;
+            const field = `body${v.instancePath.replace(/\//g, ".")}${missing ? `.${missing}` : ""}${extra ? `.${extra}` : ""}`;
+            return `${field}: ${missing ? "is required" : extra ? "is not a known field" : v.message}`;
+        });
+        return new ProblemError(400, details.join("; "));
+    }
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    return new ProblemError(status, redactText(status === 500 ? `internal error: ${error.message}` : error.message));
 }

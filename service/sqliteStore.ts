@@ -94,6 +94,15 @@ export class SqliteStore implements Store {
         return this.bodies(table, `SELECT id, body, sealed FROM ${checkedTable(table)} ORDER BY created, id`, []);
     }
 
+    async getMasked(table: Table, id: string): Promise<Body | undefined> {
+        const row = this.statement(`SELECT body FROM ${checkedTable(table)} WHERE id = ?`).get(String(id)) as { body: string } | undefined;
+        return row === undefined ? undefined : (JSON.parse(row.body) as Body);
+    }
+
+    async listMasked(table: Table): Promise<Body[]> {
+        return (this.statement(`SELECT body FROM ${checkedTable(table)} ORDER BY created, id`).all() as { body: string }[]).map((row) => JSON.parse(row.body) as Body);
+    }
+
     async opOccsOf(vnfInstanceId: string): Promise<Body[]> {
         return this.bodies("op_occs", "SELECT id, body, sealed FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [vnfInstanceId]);
     }
@@ -141,6 +150,10 @@ export class SqliteStore implements Store {
     }
 
     /** Folds the write-ahead log into the database file and closes it. */
+    async ping(): Promise<void> {
+        this.statement("SELECT 1").get();
+    }
+
     async close(): Promise<void> {
         this.db.close();
     }

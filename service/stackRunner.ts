@@ -68,6 +68,8 @@ export interface StackRunner {
      * (`pulumi cancel`). Says what it did.
      */
     recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string>;
+    /** Loads now what its first run would load, so that no request waits for that later. */
+    warmUp?(): void;
 }
 
 export class PulumiCliMissingError extends Error {
@@ -170,6 +172,14 @@ export class AutomationStackRunner implements StackRunner {
             if (e instanceof automation().StackNotFoundError) return `${stopped}; its stack was never created`;
             throw cliFailure(e);
         }
+    }
+
+    /** The Automation API's modules (most of a second to load, synchronously) and the CLI's version check. */
+    warmUp(): void {
+        automation();
+        stackConfig();
+        // A failure is met again, and reported, by the first run.
+        this.pulumi().catch(() => undefined);
     }
 
     /** Sets the stack's config in its file in the project folder (stackConfig.ts). */

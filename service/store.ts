@@ -71,8 +71,12 @@ export interface Store {
     /** How long a claim lasts unless renewed. */
     readonly leaseMs: number;
 
+    /** A row with its secrets unsealed, for the service's own work. */
     get(table: Table, id: string): Promise<Body | undefined>;
     list(table: Table): Promise<Body[]>;
+    /** A row as it is stored, its secrets masked and never unsealed: what a GET shows starts from this. */
+    getMasked(table: Table, id: string): Promise<Body | undefined>;
+    listMasked(table: Table): Promise<Body[]>;
     opOccsOf(vnfInstanceId: string): Promise<Body[]>;
     /**
      * Inserts or replaces rows in one transaction, durable when it resolves. An occurrence that would hold an
@@ -95,6 +99,8 @@ export interface Store {
     onInstance(instanceId: string, decide: (instance: Body | undefined, occurrences: Body[]) => InstanceDecision): Promise<void>;
     /** Every occurrence in a claimed state, with its claim. */
     claimed(): Promise<{ id: string; claim: Claim }[]>;
+    /** Resolves when the database answers a query. */
+    ping(): Promise<void>;
     /** Extends the leases of the claims `replicaId` holds on `ids` (what it runs, or is taking over). */
     renewClaims(replicaId: string, ids: string[]): Promise<void>;
     close(): Promise<void>;

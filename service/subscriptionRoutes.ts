@@ -35,7 +35,7 @@ export function subscriptionRoutes(app: FastifyInstance, { store, notifier, base
         return reply.code(201).header("location", subscription._links.self.href).send(subscription);
     });
     app.get<{ Params: { id: string } }>(`${API_PREFIX}/subscriptions/:id`, async (request) => {
-        const found = await store.get("subscriptions", request.params.id);
+        const found = await store.getMasked("subscriptions", request.params.id);
         if (!found) throw notFound("subscription", request.params.id);
         return visible(found);
     });

@@ -33,7 +33,7 @@ export function vimRoutes(app: FastifyInstance, { store, base, visible }: VimRou
         await store.put([{ table: "vims", id, body: { id, ...rest, __password: password } }]);
         return reply.code(201).header("location", `${base(request)}/k8s-vnf/v1/vims/${id}`).send({ id, ...rest });
     });
-    app.get(`/k8s-vnf/v1/vims`, async () => (await store.list("vims")).map(visible));
+    app.get(`/k8s-vnf/v1/vims`, async () => (await store.listMasked("vims")).map(visible));
     app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => visible(await findVim(store, request.params.id)));
     app.patch<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, { schema: { body: SCHEMAS.vimUpdate } }, async (request) => {
         const record = await patchUpdate(store, await findVim(store, request.params.id), request.body as Body);

@@ -178,7 +178,7 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         assert.ok(!fs.existsSync(path.join(dir, "key-a", "k8s-vnf-lcm.sqlite")) && !fs.existsSync(path.join(dir, "key-b", "k8s-vnf-lcm.sqlite")), "nothing is stored before the keys are read");
     });
 
-    it("--log-format json: the banner and each step of an operation are JSON lines; another format is refused at start", async () => {
+    it("--log-format json: the banner, the ready line and each step of an operation are JSON lines (GET /readyz then ready); another format is refused at start", async () => {
         const refused = await refusedServe(["--log-format", "xml"], {});
         assert.equal(refused.code, 2);
         assert.match(refused.printed, /^--log-format: text or json/);
@@ -190,7 +190,10 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         for (let i = 0; i < 200 && !service.output.includes('"operationState":"FAILED_TEMP"'); i++) await new Promise((r) => setTimeout(r, 50));
         const lines = service.output.trim().split("\n").map((l) => JSON.parse(l));
         assert.deepEqual([lines[0].msg, lines[0].url], ["listening", `${service.url}/vnflcm/v1`]);
-        assert.deepEqual(lines.slice(1).map((l) => [l.vnfLcmOpOccId, l.operationState]), [[opId, "STARTING"], [opId, "PROCESSING"], [opId, "FAILED_TEMP"]]);
+        assert.equal(lines[1].msg, "ready");
+        assert.ok(Number.isInteger(lines[1].warmUpMs), JSON.stringify(lines[1]));
+        assert.deepEqual(await (await fetch(`${service.url}/readyz`)).json(), { status: "ready" });
+        assert.deepEqual(lines.slice(2).map((l) => [l.vnfLcmOpOccId, l.operationState]), [[opId, "STARTING"], [opId, "PROCESSING"], [opId, "FAILED_TEMP"]]);
         assert.match(lines.at(-1).error, /no backend here/);
     });
 
