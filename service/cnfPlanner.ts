@@ -10,7 +10,7 @@ import { initialReplicas, VnfdLookup } from "./cnfOperations";
 import { BUILT_IN_NAMESPACES } from "./kubernetesVims";
 import { conflict, ProblemError } from "./problem";
 import { Store } from "./store";
-import { defaultVim, unfinishedInstantiate, vimUsers } from "./vimUsers";
+import { defaultVim, unfinishedInstantiates, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 type Config = Record<string, unknown>;
@@ -164,16 +164,12 @@ export class CnfPlanner {
 
     /** Other CNFs in a namespace of a cluster: instantiated, or being instantiated there. */
     private async cnfsIn(endpoint: string, namespace: string, except: string): Promise<Body[]> {
-        const found: Body[] = [];
-        for (const i of await this.store.list("vnf_instances")) {
-            if (i.id === except) continue;
-            if (i.instantiationState === "INSTANTIATED") {
-                if ((i.__stackConfig as Body | undefined)?.cnf?.vim?.endpoint === endpoint && i.__namespace === namespace) found.push(i);
-                continue;
-            }
-            const plan = (await unfinishedInstantiate(this.store, i))?.__plan as Body | undefined;
-            if (plan?.config?.cnf?.vim?.endpoint === endpoint && plan?.cnfNamespace === namespace) found.push(i);
-        }
-        return found;
+        const unfinished = await unfinishedInstantiates(this.store);
+        return (await this.store.list("vnf_instances")).filter((i) => {
+            if (i.id === except) return false;
+            if (i.instantiationState === "INSTANTIATED") return (i.__stackConfig as Body | undefined)?.cnf?.vim?.endpoint === endpoint && i.__namespace === namespace;
+            const plan = unfinished.get(String(i.id))?.__plan as Body | undefined;
+            return plan?.config?.cnf?.vim?.endpoint === endpoint && plan?.cnfNamespace === namespace;
+        });
     }
 }

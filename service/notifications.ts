@@ -79,10 +79,13 @@ export class Notifier {
     }
 
     private async send(notification: Notification, baseUrl: string, links: Record<string, { href: string }>): Promise<void> {
+        // SOL003 (VnfLcmOperationOccurrenceNotification, VnfIdentifierCreationNotification, …): a notification
+        // sent to several subscriptions carries the same id in each.
+        const id = randomUUID();
         for (const subscription of await this.store.list("subscriptions")) {
             if (!matches((subscription.filter as Record<string, unknown>) ?? {}, notification)) continue;
             const body = maskSecrets({
-                id: randomUUID(),
+                id,
                 ...notification,
                 subscriptionId: subscription.id,
                 timeStamp: new Date().toISOString(),

@@ -95,6 +95,11 @@ export class PostgresStore implements Store {
         return rows.map((row) => JSON.parse(row.body) as Body);
     }
 
+    async holdingOpOccs(): Promise<Body[]> {
+        const { rows } = await this.pool.query<Row>(`SELECT id, body, sealed FROM op_occs WHERE state IN (${sqlList(HOLDING_STATES)}) ORDER BY created, id`);
+        return rows.map((row) => this.opened("op_occs", row));
+    }
+
     async opOccsOf(vnfInstanceId: string): Promise<Body[]> {
         const { rows } = await this.pool.query<Row>("SELECT id, body, sealed FROM op_occs WHERE vnf_instance_id = $1 ORDER BY created, id", [vnfInstanceId]);
         return rows.map((row) => this.opened("op_occs", row));

@@ -103,6 +103,10 @@ export class SqliteStore implements Store {
         return (this.statement(`SELECT body FROM ${checkedTable(table)} ORDER BY created, id`).all() as { body: string }[]).map((row) => JSON.parse(row.body) as Body);
     }
 
+    async holdingOpOccs(): Promise<Body[]> {
+        return this.bodies("op_occs", `SELECT id, body, sealed FROM op_occs WHERE state IN (${sqlList(HOLDING_STATES)}) ORDER BY created, id`, []);
+    }
+
     async opOccsOf(vnfInstanceId: string): Promise<Body[]> {
         return this.bodies("op_occs", "SELECT id, body, sealed FROM op_occs WHERE vnf_instance_id = ? ORDER BY created, id", [vnfInstanceId]);
     }

@@ -78,6 +78,8 @@ export interface Store {
     getMasked(table: Table, id: string): Promise<Body | undefined>;
     listMasked(table: Table): Promise<Body[]>;
     opOccsOf(vnfInstanceId: string): Promise<Body[]>;
+    /** Every occurrence in a holding state (at most one per instance), in one query. */
+    holdingOpOccs(): Promise<Body[]>;
     /**
      * Inserts or replaces rows in one transaction, durable when it resolves. An occurrence that would hold an
      * instance another occurrence holds is refused with HoldingConflict, and nothing of the transaction stays.

@@ -1,13 +1,16 @@
 /** Lookups of VIMs the routes and the planners share: the default of a type, and which instances use a VIM. */
-import { HOLDING_STATES, OperationState, RUNNING } from "./operationStates";
+import { RUNNING } from "./operationStates";
 import { Store } from "./store";
 
 type Body = Record<string, any>;
 
 
-/** The instance's INSTANTIATE that has not ended (it holds the instance), if any: the instance may still come to run on its plan's VIMs. */
-export async function unfinishedInstantiate(store: Store, instance: Body): Promise<Body | undefined> {
-    return (await store.opOccsOf(String(instance.id))).find((o) => o.operation === "INSTANTIATE" && HOLDING_STATES.includes(String(o.operationState) as OperationState));
+/**
+ * Each instance's INSTANTIATE that has not ended (it holds the instance), by instance id: the instance may still
+ * come to run on its plan's VIMs.
+ */
+export async function unfinishedInstantiates(store: Store): Promise<Map<string, Body>> {
+    return new Map((await store.holdingOpOccs()).filter((o) => o.operation === "INSTANTIATE").map((o) => [String(o.vnfInstanceId), o]));
 }
 
 /**
@@ -16,12 +19,8 @@ export async function unfinishedInstantiate(store: Store, instance: Body): Promi
  */
 export async function vimUsers(store: Store, ids: string[]): Promise<Body[]> {
     const names = (used: Body) => ids.includes(String(used.kubernetesVimId)) || ids.includes(String(used.vimId));
-    const users: Body[] = [];
-    for (const i of await store.list("vnf_instances")) {
-        const used = i.instantiationState === "INSTANTIATED" ? { kubernetesVimId: i.__kubernetesVimId, vimId: i.__vimId } : (((await unfinishedInstantiate(store, i))?.__plan ?? {}) as Body);
-        if (names(used)) users.push(i);
-    }
-    return users;
+    const unfinished = await unfinishedInstantiates(store);
+    return (await store.list("vnf_instances")).filter((i) => names(i.instantiationState === "INSTANTIATED" ? { kubernetesVimId: i.__kubernetesVimId, vimId: i.__vimId } : ((unfinished.get(String(i.id))?.__plan ?? {}) as Body)));
 }
 
 /** The VIM of `type` registered with --is-default (at most one per type), if any. */

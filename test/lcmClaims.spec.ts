@@ -55,7 +55,7 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
         return store;
     };
 
-    it("one occurrence holds an instance: a second holding one is refused (HoldingConflict) and nothing of its transaction stays; an ended one holds nothing", async () => {
+    it("one occurrence holds an instance: a second holding one is refused (HoldingConflict) and nothing of its transaction stays; an ended one holds nothing; the holding ones are listed in one query", async () => {
         const store = await open();
         await store.put([{ table: "op_occs", id: "o1", body: occurrence("o1", "i1", "FAILED_TEMP") }]);
         await assert.rejects(store.put([{ table: "vims", id: "v", body: { id: "v" } }, { table: "op_occs", id: "o2", body: occurrence("o2", "i1", "STARTING") }]), HoldingConflict);
@@ -65,6 +65,7 @@ describeEachStore("LCM store: what replicas rely on", function (kind) {
         await store.put([{ table: "op_occs", id: "o2", body: occurrence("o2", "i1", "STARTING") }]);
         await store.put([{ table: "op_occs", id: "o4", body: occurrence("o4", "i1", "COMPLETED") }]);
         assert.deepEqual((await store.opOccsOf("i1")).map((o) => `${o.id} ${o.operationState}`), ["o1 FAILED", "o2 STARTING", "o4 COMPLETED"]);
+        assert.deepEqual((await store.holdingOpOccs()).map((o) => `${o.id} ${o.vnfInstanceId}`), ["o3 i2", "o2 i1"], "the holding ones, one per instance, in the order they came");
     });
 
     it("one writer of a row at a time: two stores on one database (two replicas) each add 1 to a row 40 times at once, and it ends at 80", async () => {

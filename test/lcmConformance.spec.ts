@@ -164,6 +164,21 @@ describeEachStore("LCM service: SOL003/SOL013 conformance (in process)", functio
         assert.deepEqual(Object.keys(created._links).sort(), ["subscription", "vnfInstance"]);
     });
 
+    it("a notification sent to two subscriptions carries the same id in both (SOL003: the id of a notification sent several times due to several subscriptions)", async () => {
+        const second = await api("POST", "/vnflcm/v1/subscriptions", { callbackUri: `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/cb2`, filter: { notificationTypes: ["VnfIdentifierCreationNotification"] } });
+        assert.equal(second.status, 201, JSON.stringify(second.body));
+        try {
+            const id = (await api("POST", "/vnflcm/v1/vnf_instances", { vnfdId: "b1bb0ce7-ebca-4fa7-95ed-4840d70a1177", vnfInstanceName: "notified-twice" })).body.id;
+            const created = () => notifications.filter((n) => n.notificationType === "VnfIdentifierCreationNotification" && n.vnfInstanceId === id);
+            for (let i = 0; i < 100 && created().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+            assert.equal(created().length, 2, JSON.stringify(created()));
+            assert.equal(new Set(created().map((n) => n.subscriptionId)).size, 2);
+            assert.equal(new Set(created().map((n) => n.id)).size, 1);
+        } finally {
+            assert.equal((await api("DELETE", `/vnflcm/v1/subscriptions/${second.body.id}`)).status, 204);
+        }
+    });
+
     it("lists take SOL013 filters and attribute selectors; a bad query is a 400 naming the parameter", async () => {
         const named = await api("GET", `/vnflcm/v1/vnf_instances?filter=${encodeURIComponent("(eq,vnfInstanceName,vim-connection)")}`);
         assert.deepEqual(named.body.map((v: any) => v.vnfInstanceName), ["vim-connection"]);
