@@ -181,17 +181,25 @@ export class PostgresStore implements Store {
         }
     }
 
-    /** Every row sealed with the sealing key when the rows were last sealed with another; in the opening transaction. */
+    /**
+     * In the opening transaction: every row sealed with the sealing key when the rows were last sealed with
+     * another (or never); else each row sealed with another key. During a rolling rotation a replica that still
+     * seals with the old key writes such rows after another has sealed every row with the new one; its own
+     * restart seals them again, so once every replica has restarted with the new key first, the old one can go.
+     */
     private async sealAgainIfKeyChanged(client: PoolClient): Promise<void> {
         const keyId = this.keyring.sealingKeyId;
         const last = (await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'sealing_key'")).rows[0];
-        if (last?.value === keyId) return;
+        const every = last?.value !== keyId;
+        const prefix = this.keyring.sealedPrefix;
         for (const table of TABLES) {
             // Locked while sealed again: a replica still running changes none of them meanwhile.
-            const { rows } = await client.query<Row>(`SELECT id, body, sealed FROM ${table} FOR UPDATE`);
+            const { rows } = every
+                ? await client.query<Row>(`SELECT id, body, sealed FROM ${table} FOR UPDATE`)
+                : await client.query<Row>(`SELECT id, body, sealed FROM ${table} WHERE sealed IS NOT NULL AND left(sealed, $1) <> $2 FOR UPDATE`, [prefix.length, prefix]);
             for (const row of rows) await this.write(client, { table, id: row.id, body: this.opened(table, row) });
         }
-        await client.query("INSERT INTO meta (key, value) VALUES ('sealing_key', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [keyId]);
+        if (every) await client.query("INSERT INTO meta (key, value) VALUES ('sealing_key', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [keyId]);
     }
 
     private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {

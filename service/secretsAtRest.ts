@@ -73,6 +73,11 @@ export class SecretsKeyring {
         return this.keys[0].id;
     }
 
+    /** How a `sealed` value sealed with the sealing key begins. */
+    get sealedPrefix(): string {
+        return `${FORMAT}.${this.sealingKeyId}.`;
+    }
+
     /** The row's body with its secrets masked, and its secrets sealed (undefined: it has none). */
     seal(table: string, id: string, body: Body): { body: Body; sealed: string | undefined } {
         const leaves = findSecretLeaves(body);

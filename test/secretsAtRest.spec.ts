@@ -16,7 +16,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { redactText } from "../config/secrets";
 import { createService, Service } from "../service/app";
+import { PostgresStore } from "../service/postgresStore";
 import { SecretsKeyError, SecretsKeyring } from "../service/secretsAtRest";
+import { DEFAULT_LEASE_MS } from "../service/store";
 import { RunOptions, StackRunner } from "../service/stackRunner";
 import { request } from "./support/fixtures";
 import { query, sharedPostgres, skipUnlessPostgres } from "./support/postgres";
@@ -266,6 +268,35 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
             return true;
         });
         assert.deepEqual(sealedWith(), [rotated.sealingKeyId, rotated.sealingKeyId, rotated.sealingKeyId], "a refused start changes nothing");
+    });
+
+    it("PostgreSQL, a rolling rotation: what a replica still sealing with the old key writes after another has sealed every row with the new one is sealed again at its own restart; then the old key can go", async function () {
+        skipUnlessPostgres(this);
+        const database = await (await sharedPostgres()).newDatabase();
+        const [k1, k2] = [newKey(), newKey()];
+        const keyring = (...keys: string[]) => SecretsKeyring.load({ env: { K8S_VNF_LCM_SECRETS_KEY: keys.join(",") }, dataDir: dir });
+        const open = (ring: SecretsKeyring) => PostgresStore.open(database, ring, DEFAULT_LEASE_MS);
+        const subscription = (i: number) => ({ table: "subscriptions" as const, id: `s${i}`, body: { id: `s${i}`, __authentication: { paramsBasic: { userName: "u", password: `${CALLBACK_PASSWORD}-${i}` } } } });
+        const sealedWith = async () => (await query(database, "SELECT id, sealed FROM subscriptions ORDER BY id")).map((r) => `${r.id} ${String(r.sealed).split(".")[1]}`);
+        const [old, rotated] = [keyring(k1, k2), keyring(k2, k1)];
+        // The first rolling restart is done: replica A opens both keys, and still seals with the old one.
+        const a = await open(old);
+        await a.put([subscription(0)]);
+        // The second: B restarts with the new key first, and seals every row with it; A has not restarted yet.
+        const b = await open(rotated);
+        await a.put([subscription(1)]);
+        assert.deepEqual(await sealedWith(), [`s0 ${rotated.sealingKeyId}`, `s1 ${old.sealingKeyId}`]);
+        await a.close();
+        // A's restart with the new key first seals its row again.
+        const restarted = await open(keyring(k2, k1));
+        assert.deepEqual(await sealedWith(), [`s0 ${rotated.sealingKeyId}`, `s1 ${rotated.sealingKeyId}`]);
+        await Promise.all([b.close(), restarted.close()]);
+        const newOnly = await open(keyring(k2));
+        try {
+            assert.deepEqual((await newOnly.list("subscriptions")).map((s) => (s.__authentication as any).paramsBasic.password), [`${CALLBACK_PASSWORD}-0`, `${CALLBACK_PASSWORD}-1`]);
+        } finally {
+            await newOnly.close();
+        }
     });
 
     it("a sealed value moved to another row, or altered, does not open; a row with no secret has no seal; with no key given one is made once, the database's alone", async () => {
