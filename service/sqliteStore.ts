@@ -153,11 +153,11 @@ export class SqliteStore implements Store {
         this.statement("UPDATE op_occs SET lease_until = ? WHERE owner_id = ? AND id IN (SELECT value FROM json_each(?))").run(Date.now() + this.leaseMs, replicaId, JSON.stringify(ids));
     }
 
-    /** Folds the write-ahead log into the database file and closes it. */
     async ping(): Promise<void> {
         this.statement("SELECT 1").get();
     }
 
+    /** Folds the write-ahead log into the database file and closes it. */
     async close(): Promise<void> {
         this.db.close();
     }
