@@ -23,13 +23,11 @@
  * on a keep-alive connection of its own (node:http, an Agent of 100 sockets). fetch (undici) cost several
  * times the CPU per request, and this process's own queueing showed up as the service's latency.
  */
-import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { instanceLinks } from "../service/instanceView";
 import { agent, CLIENTS, load, percentile, REQUESTS, request, untilReady } from "./httpLoad";
-import { instanceHref, opOccHref } from "../service/links";
+import { INSTANCES, OP_OCCS, storedRecords } from "./lcmRecords";
 import { OUTPUT_DIR_PREFIX } from "../service/pulumiProcess";
 import { SecretsKeyring } from "../service/secretsAtRest";
 import { SqliteStore } from "../service/sqliteStore";
@@ -42,11 +40,8 @@ import { ServiceProcess } from "../test/support/serviceProcess";
 import { serviceProject } from "../test/support/serviceProject";
 import { builtTools } from "../test/support/tools";
 
-const INSTANCES = 1_000;
-const OP_OCCS = 10_000;
 const TASKS = 100;
 /** The base URL the records were written under, as the service stores each record's links when it creates it. */
-const STORED_BASE = "http://lcm.example:9890";
 
 async function main(): Promise<void> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));
@@ -56,31 +51,8 @@ async function main(): Promise<void> {
     const project = serviceProject();
     let server: ServiceProcess | undefined;
     try {
-        const now = Date.now();
-        const instances = Array.from({ length: INSTANCES }, (_, i) => {
-            const id = randomUUID();
-            return {
-                table: "vnf_instances" as const,
-                id,
-                body: {
-                    id,
-                    vnfdId: "bench",
-                    vnfInstanceName: `vnf-${i}`,
-                    instantiationState: "INSTANTIATED",
-                    instantiatedVnfInfo: { flavourId: "simple", vnfState: "STARTED", scaleStatus: [{ aspectId: "worker_instance", scaleLevel: 0 }], vnfcResourceInfo: [] },
-                    __stackConfig: { flavour: "simple", image: "img", flavor: "flv", network: { networkId: "net" }, masters: { password: "pw-bench" }, workers: { count: 2, minCount: 2, maxCount: 4, password: "pw-bench" } },
-                    __scale: { worker_instance: { count: 2, min: 2, max: 4 } },
-                    _links: instanceLinks(STORED_BASE, id, "INSTANTIATED", { scalable: true }),
-                    __created: now + i,
-                },
-            };
-        });
-        const opOccs = Array.from({ length: OP_OCCS }, (_, i) => {
-            const id = randomUUID();
-            const instance = instances[i % INSTANCES];
-            return { table: "op_occs" as const, id, body: { id, vnfInstanceId: instance.id, operation: "SCALE", operationState: "COMPLETED", startTime: new Date(now).toISOString(), operationParams: { type: "SCALE_OUT", aspectId: "worker_instance" }, _links: { self: { href: opOccHref(STORED_BASE, id) }, vnfInstance: { href: instanceHref(STORED_BASE, instance.id) } }, __created: now + i } };
-        });
-        await store.put([...instances, ...opOccs]);
+        const { instanceIds, opIds, changes } = storedRecords();
+        await store.put(changes);
         await store.close();
         const size = fs.statSync(store.location).size;
         // The built CLI's environment (realPulumiEnv: PATH, HOME, LANG and USER of this one, a Pulumi home and
@@ -92,8 +64,8 @@ async function main(): Promise<void> {
         await untilReady(server.url);
         const readyMs = Number(process.hrtime.bigint() - starting) / 1e6;
         const prefix = `${server.url}/vnflcm/v1`;
-        const instanceUrls = instances.map((r) => new URL(`${prefix}/vnf_instances/${r.id}`));
-        const opUrls = opOccs.map((r) => new URL(`${prefix}/vnf_lcm_op_occs/${r.id}`));
+        const instanceUrls = instanceIds.map((id) => new URL(`${prefix}/vnf_instances/${id}`));
+        const opUrls = opIds.map((id) => new URL(`${prefix}/vnf_lcm_op_occs/${id}`));
 
         // Warm-up of both routes: JIT, connections.
         const over = (urls: URL[]) => (k: number) => urls[k % urls.length];
@@ -105,7 +77,7 @@ async function main(): Promise<void> {
         const accept: number[] = [];
         for (let i = 0; i < TASKS; i++) {
             const t0 = process.hrtime.bigint();
-            const r = await request("POST", new URL(`${prefix}/vnf_instances/${instances[i].id}/scale`), JSON.stringify({ type: "SCALE_OUT", aspectId: "worker_instance" }));
+            const r = await request("POST", new URL(`${prefix}/vnf_instances/${instanceIds[i]}/scale`), JSON.stringify({ type: "SCALE_OUT", aspectId: "worker_instance" }));
             if (r.status !== 202) throw new Error(`scale: ${r.status} ${r.body}`);
             accept.push(Number(process.hrtime.bigint() - t0) / 1e6);
             await request("POST", new URL(`${r.location}/cancel`));

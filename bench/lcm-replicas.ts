@@ -47,8 +47,6 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseRequestText } from "../config/requestText";
 import { findSecretLeaves } from "../config/secrets";
-import { instanceLinks } from "../service/instanceView";
-import { instanceHref, opOccHref } from "../service/links";
 import { PostgresStore } from "../service/postgresStore";
 import { descendants, describeProcess, PulumiProcess, stillRunning } from "../service/pulumiProcess";
 import { SecretsKeyring } from "../service/secretsAtRest";
@@ -56,6 +54,7 @@ import { SqliteStore } from "../service/sqliteStore";
 import { Body, DEFAULT_LEASE_MS, Store } from "../service/store";
 import { REQUESTS_DIR } from "../test/support/fixtures";
 import { agent, CLIENTS, load, percentile, request, untilReady } from "./httpLoad";
+import { INSTANCES, OP_OCCS, storedRecords } from "./lcmRecords";
 import { Callback } from "../test/support/lcmClient";
 import { PostgresServer, startPostgres } from "../test/support/postgres";
 import { killServiceTree, realServiceEnv } from "../test/support/realLcmService";
@@ -64,10 +63,7 @@ import { ServiceProcess } from "../test/support/serviceProcess";
 import { serviceProject } from "../test/support/serviceProject";
 import { silentEndpoint } from "../test/support/silentEndpoint";
 
-const INSTANCES = 1_000;
-const OP_OCCS = 10_000;
 const TASKS = 100;
-const STORED_BASE = "http://lcm.example:9890";
 const FAILOVER_INSTANCES = 6;
 const DURATION_MS = Number(process.env.BENCH_REPEATS ?? 2) === 1 ? 90_000 : 180_000;
 const KILL_EVERY_MS = 30_000;
@@ -130,32 +126,9 @@ async function main(): Promise<number> {
         };
 
         // 1. Three replicas, loaded.
-        const now = Date.now();
-        const instanceIds = Array.from({ length: INSTANCES }, () => randomUUID());
-        const opIds = Array.from({ length: OP_OCCS }, () => randomUUID());
+        const { instanceIds, opIds, changes } = storedRecords();
         const seeding = process.hrtime.bigint();
-        await store.put([
-            ...instanceIds.map((id, i) => ({
-                table: "vnf_instances" as const,
-                id,
-                body: {
-                    id,
-                    vnfdId: "bench",
-                    vnfInstanceName: `vnf-${i}`,
-                    instantiationState: "INSTANTIATED",
-                    instantiatedVnfInfo: { flavourId: "simple", vnfState: "STARTED", scaleStatus: [{ aspectId: "worker_instance", scaleLevel: 0 }], vnfcResourceInfo: [] },
-                    __stackConfig: { flavour: "simple", image: "img", flavor: "flv", network: { networkId: "net" }, masters: { password: "pw-bench" }, workers: { count: 2, minCount: 2, maxCount: 4, password: "pw-bench" } },
-                    __scale: { worker_instance: { count: 2, min: 2, max: 4 } },
-                    _links: instanceLinks(STORED_BASE, id, "INSTANTIATED", { scalable: true }),
-                    __created: now + i,
-                },
-            })),
-            ...opIds.map((id, i) => {
-                const instanceId = instanceIds[i % INSTANCES];
-                const body = { id, vnfInstanceId: instanceId, operation: "SCALE", operationState: "COMPLETED", startTime: new Date(now).toISOString(), operationParams: { type: "SCALE_OUT", aspectId: "worker_instance" }, _links: { self: { href: opOccHref(STORED_BASE, id) }, vnfInstance: { href: instanceHref(STORED_BASE, instanceId) } }, __created: now + i };
-                return { table: "op_occs" as const, id, body };
-            }),
-        ]);
+        await store.put(changes);
         const seedMs = msSince(seeding);
         const replicas: Replica[] = [];
         const startMs: number[] = [];
