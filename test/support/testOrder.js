@@ -25,6 +25,7 @@ const LONGEST_FIRST = [
     "kubesprayStandIn.lab.spec.ts",
     "openstackApi.lab.spec.ts",
     "graph.spec.ts",
+    "graphKubeadm.spec.ts",
 ];
 
 const dir = path.join(__dirname, "..");
