@@ -38,7 +38,7 @@
 # of its units), over the systemd layer (systemd_layer), and the hosts get no stand-ins of kubeadm, kubectl,
 # the kubelet or init scripts (the real ones are installed as on a VM). Other labs' hosts run sshd as PID 1.
 set -euo pipefail
-# Root's tools (losetup, ip, debootstrap) whatever PATH the caller had (the stand-in Pulumi CLI runs with a short one).
+# Root's tools (losetup, ip, debootstrap) whatever PATH the caller had (a test or a Pulumi plugin may run it with a short one).
 export PATH="/usr/local/sbin:/usr/sbin:/sbin:$PATH"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
