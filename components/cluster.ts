@@ -54,13 +54,15 @@ export class KubernetesCluster extends pulumi.ComponentResource {
             ? new openstack.compute.Keypair(`${name}-keypair`, { name: vnf, publicKey: spec.ssh.publicKey }, child)
             : undefined;
 
+        // keepalived and HAProxy on the masters are kubeadm's; kubespray's API is behind its external load balancer.
+        const haBehindVip = spec.ha && !spec.kubespray;
         const nodesSg = new SecurityGroup(
             `${name}-nodes-sg`,
             {
                 groupName: `${vnf}-nodes`,
                 description: `Kubernetes nodes of ${vnf}`,
                 rules: [
-                    ...nodeRules({ ha: spec.ha, apiServerPort: spec.controlPlane.apiServerPort, haproxyPort: spec.controlPlane.haproxyPort }),
+                    ...nodeRules({ ha: haBehindVip, apiServerPort: spec.controlPlane.apiServerPort, haproxyPort: spec.controlPlane.haproxyPort }),
                     { id: "ssh-members", protocol: "tcp", ports: [22, 22], from: "members" },
                 ],
                 allowedCidrs: spec.securityGroup.allowedCidrs,
@@ -69,7 +71,7 @@ export class KubernetesCluster extends pulumi.ComponentResource {
             child,
         );
         const masterSgIds: pulumi.Input<string>[] = [nodesSg.group.id];
-        if (spec.ha) {
+        if (haBehindVip) {
             const vrrpSg = new SecurityGroup(
                 `${name}-control-plane-sg`,
                 { groupName: `${vnf}-control-plane`, description: `VRRP between the masters of ${vnf}`, rules: VRRP_RULES, allowedCidrs: [] },
@@ -133,8 +135,6 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                 child,
             );
         }
-        const first = this.masters.nodes[0];
-        this.controlPlaneEndpoint = pulumi.all([first.address, vip]).apply(([address, v]) => controlPlaneEndpoint(spec, [{ name: first.vmName, address }], v));
 
         const vnfcs: pulumi.Output<VnfcResource>[] = [
             ...this.masters.nodes.map((n, i) => vnfcOf(n, `${vnf}-master-${i}`, spec.masters.vduId, spec.masters.connectionPoint)),
@@ -230,6 +230,10 @@ export class KubernetesCluster extends pulumi.ComponentResource {
                 { spec, masters: this.masters.nodes, workers: this.workers.nodes, ansibleServer: this.ansibleServer, externalLoadBalancer: this.externalLoadBalancer },
                 child,
             );
+            this.controlPlaneEndpoint = this.kubespray.controlPlaneEndpoint;
+        } else {
+            const first = this.masters.nodes[0];
+            this.controlPlaneEndpoint = pulumi.all([first.address, vip]).apply(([address, v]) => controlPlaneEndpoint(spec, [{ name: first.vmName, address }], v));
         }
 
         this.vnfcResources = pulumi.all(vnfcs);

@@ -44,6 +44,8 @@ export class KubesprayInstall extends pulumi.ComponentResource {
     readonly workerMembers: KubesprayWorker[];
     /** `host:port` this machine reaches the API at: the load balancer's outside address, else the first master. */
     readonly apiAccessEndpoint: pulumi.Output<string>;
+    /** `host:port` the nodes reach the API at: the load balancer's cluster-network address, else the first master. */
+    readonly controlPlaneEndpoint: pulumi.Output<string>;
     /** The admin kubeconfig pointed at `apiAccessEndpoint`, the cluster's CA kept (secret). */
     readonly kubeconfig: pulumi.Output<string>;
 
@@ -55,6 +57,7 @@ export class KubesprayInstall extends pulumi.ComponentResource {
         this.cluster = built.cluster;
         this.workerMembers = built.workerMembers;
         this.apiAccessEndpoint = built.apiAccessEndpoint;
+        this.controlPlaneEndpoint = built.controlPlaneEndpoint;
         this.kubeconfig = built.kubeconfig;
         this.registerOutputs({ apiAccessEndpoint: this.apiAccessEndpoint });
     }
@@ -175,8 +178,11 @@ function buildKubesprayInstall(name: string, args: KubesprayInstallArgs, parent:
     const first = args.masters[0];
     const apiAccessEndpoint: pulumi.Output<string> =
         lbVm && lb ? lbVm.sshAddress.apply((host) => hostPort(host, lb.apiPort)) : first.sshAddress.apply((host) => hostPort(host, spec.controlPlane.apiServerPort));
+    const controlPlaneEndpoint: pulumi.Output<string> = pulumi
+        .all([apiEndpoint, first.address])
+        .apply(([lbEndpoint, master]) => (lbEndpoint ? hostPort(lbEndpoint.address, lbEndpoint.port) : hostPort(master, spec.controlPlane.apiServerPort)));
     const kubeconfig = pulumi.secret(pulumi.all([cluster.adminKubeconfig, apiAccessEndpoint]).apply(([admin, endpoint]) => kubeconfigAt(admin, endpoint)));
-    return { ansible, loadBalancer, cluster, workerMembers, apiAccessEndpoint, kubeconfig };
+    return { ansible, loadBalancer, cluster, workerMembers, apiAccessEndpoint, controlPlaneEndpoint, kubeconfig };
 }
 
 /** The login to an Ansible server the request names: its user with the stack's key, else its password. */

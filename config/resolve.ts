@@ -136,6 +136,7 @@ function resolveCluster(config: StackConfig, name: string, files: PackageFiles, 
 
     if (config.controlPlane.vip && !ha) c.fail("controlPlane.vip", "a VIP needs HA (3 or more masters)");
     if (config.controlPlane.vip && !masters.server.subnetId) c.fail("controlPlane.vip", "a fixed VIP needs masters.subnetId (or network.subnetId)");
+    if (config.controlPlane.vip && config.kubespray) c.fail("controlPlane.vip", "a kubespray cluster's API is behind externalLoadBalancer, not a VIP on the masters");
 
     const change = config.flavourChange;
     if (change) {

@@ -288,6 +288,13 @@ describe("resource graphs of the example stacks", () => {
         assert.match(outputs.externalLoadBalancerAddress, /^172\.24\.4\./, "the LB is reached on its floating IP");
     });
 
+    it("kubespray with three masters: no VIP port, VRRP group, HAProxy rule or allowed address (keepalived and HAProxy on the masters are kubeadm's; kubespray's API is behind the external LB), and the control-plane endpoint is the LB's as the nodes reach it", async () => {
+        const { graph, outputs } = await build("kubespray", (raw) => Object.assign(raw, { flavour: "complex", masters: { ...raw.masters, count: 3 } }));
+        assert.equal(graph.resources.filter((r) => /-vip$|control-plane-sg/.test(r.name)).length, 0, graph.resources.map((r) => r.name).join(" "));
+        for (const port of graph.ofType(T.port).filter((p) => p.name.includes("-master-"))) assert.equal(port.inputs.allowedAddressPairs, undefined, port.name);
+        assert.match(outputs.controlPlaneEndpoint, /^[\d.]+:8383$/);
+    });
+
     it("scale: a new worker count only adds or removes the tail", async () => {
         const names = async (count: number) =>
             (await build("simple", (raw) => (raw.workers = { ...raw.workers, count, maxCount: 6 }))).graph.resources.map((r) => r.name).filter((n) => n.includes("-worker-"));

@@ -96,6 +96,14 @@ describe("stack config: bad input is refused before anything is registered", () 
         ["a mirrored IPv6 registry without brackets", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["fd00::10"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a mirrored name that is no registry name", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "http", server: "10.0.0.5:5000", mirrorOf: ["https://docker.io"] }]) }), "privateRegistries[0].mirrorOf[0]"],
         ["a registry login without its password", () => ({ config: edit(base.config, "privateRegistries", () => [{ protocol: "https", server: "registry.example.com", username: "user01" }]) }), "privateRegistries[0].password"],
+        [
+            "a VIP for a kubespray cluster (its API is behind the external load balancer; keepalived is kubeadm's)",
+            () => {
+                const ha = kubespray({ masters: { count: 3, subnetId: "s" }, controlPlane: { vip: "10.10.0.10" } });
+                return { ...ha, config: edit(ha.config, "flavour", () => "complex") };
+            },
+            "controlPlane.vip",
+        ],
         ["a Kubernetes version the kubespray release does not install (v2.31.0: 1.33 to 1.35)", () => kubespray({ kubernetes: { version: "1.31.4" } }), "kubernetes.version"],
         ["a Kubernetes version the kubespray release does not install yet (v2.23.3: up to 1.27.10)", () => kubespray({ kubernetes: { version: "1.27.11" }, kubespray: { version: "v2.23.3" } }), "kubernetes.version"],
         ["a kubespray variable the release does not have (a typo)", () => kubespray({ kubespray: { vars: { kube_proxy_mod: "iptables" } } }), "kubespray.vars.kube_proxy_mod"],
