@@ -41,7 +41,6 @@ import { serviceProject } from "../test/support/serviceProject";
 import { builtTools } from "../test/support/tools";
 
 const TASKS = 100;
-/** The base URL the records were written under, as the service stores each record's links when it creates it. */
 
 async function main(): Promise<void> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vnf-lcm-bench-"));

@@ -65,9 +65,11 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     );
     // After the banner, so that a supervisor sees the port taken at once; GET /readyz answers ready after it.
     const warming = process.hrtime.bigint();
-    service.warmUp();
+    const cliChecked = service.warmUp();
     const warmMs = Math.round(Number(process.hrtime.bigint() - warming) / 1e6);
     io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "ready", warmUpMs: warmMs })}\n` : `ready (warmed up in ${warmMs} ms)\n`);
+    // Operations would fail on it: said now, and again by each operation until it is fixed.
+    cliChecked.catch((e: Error) => io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: e.message })}\n` : `warning: ${e.message}\n`));
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });

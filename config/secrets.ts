@@ -31,6 +31,7 @@ function words(name: string): string[] {
  * a private or API key, or a key's data (a kubeconfig's `client-key-data`).
  */
 export function isSecretName(name: string): boolean {
+    if (name.length > NAME_KEPT_CHARS) return decideSecretName(name);
     let secret = secretNames.get(name);
     if (secret === undefined) {
         secret = decideSecretName(name);
@@ -40,9 +41,13 @@ export function isSecretName(name: string): boolean {
     return secret;
 }
 
-/** Field names met so far and whether each is secret: the same few recur in every record a service reads. */
+/**
+ * Field names met so far and whether each is secret: the same few recur in every record a service reads. Only
+ * names of a field's length are kept, at most so many: a request's keys are the client's to choose.
+ */
 const secretNames = new Map<string, boolean>();
 const SECRET_NAMES_KEPT = 10_000;
+const NAME_KEPT_CHARS = 64;
 
 function decideSecretName(name: string): boolean {
     const w = words(name);

@@ -105,8 +105,11 @@ export interface Service {
     keyring: SecretsKeyring;
     notifier: Notifier;
     lifecycle: Lifecycle;
-    /** Loads what operations need (the Automation API) before the first one does, then answers ready. */
-    warmUp(): void;
+    /**
+     * Loads what operations need (the Automation API) before the first one does, then answers ready; the promise
+     * is the Pulumi CLI's check, which fails as the first operation would (missing, too old).
+     */
+    warmUp(): Promise<void>;
     close(): Promise<void>;
 }
 
@@ -309,8 +312,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         notifier,
         lifecycle,
         warmUp() {
-            runner.warmUp?.();
-            readiness.phase = "ready";
+            const cliChecked = runner.warmUp?.() ?? Promise.resolve();
+            readiness.markReady();
+            return cliChecked;
         },
         async close() {
             await dryRuns.stopAll();

@@ -10,7 +10,7 @@ import { initialReplicas, VnfdLookup } from "./cnfOperations";
 import { BUILT_IN_NAMESPACES } from "./kubernetesVims";
 import { conflict, ProblemError } from "./problem";
 import { Store } from "./store";
-import { defaultVim, unfinishedInstantiates, vimUsers } from "./vimUsers";
+import { defaultVim, unfinishedInstantiateByInstance, vimUsers } from "./vimUsers";
 
 type Body = Record<string, any>;
 type Config = Record<string, unknown>;
@@ -164,7 +164,7 @@ export class CnfPlanner {
 
     /** Other CNFs in a namespace of a cluster: instantiated, or being instantiated there. */
     private async cnfsIn(endpoint: string, namespace: string, except: string): Promise<Body[]> {
-        const unfinished = await unfinishedInstantiates(this.store);
+        const unfinished = await unfinishedInstantiateByInstance(this.store);
         return (await this.store.list("vnf_instances")).filter((i) => {
             if (i.id === except) return false;
             if (i.instantiationState === "INSTANTIATED") return (i.__stackConfig as Body | undefined)?.cnf?.vim?.endpoint === endpoint && i.__namespace === namespace;

@@ -64,7 +64,7 @@ export class PostgresStore implements Store {
                     await client.query(sql);
                     await client.query(`INSERT INTO schema_migrations (version, applied) VALUES ($1, ${NOW_MS})`, [i + 1]);
                 }
-                await store.sealAgainIfKeyChanged(client);
+                await store.sealAgainWithSealingKey(client);
             });
         } catch (e) {
             await pool.end();
@@ -187,19 +187,19 @@ export class PostgresStore implements Store {
      * seals with the old key writes such rows after another has sealed every row with the new one; its own
      * restart seals them again, so once every replica has restarted with the new key first, the old one can go.
      */
-    private async sealAgainIfKeyChanged(client: PoolClient): Promise<void> {
+    private async sealAgainWithSealingKey(client: PoolClient): Promise<void> {
         const keyId = this.keyring.sealingKeyId;
         const last = (await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'sealing_key'")).rows[0];
-        const every = last?.value !== keyId;
+        const keyChanged = last?.value !== keyId;
         const prefix = this.keyring.sealedPrefix;
         for (const table of TABLES) {
             // Locked while sealed again: a replica still running changes none of them meanwhile.
-            const { rows } = every
+            const { rows } = keyChanged
                 ? await client.query<Row>(`SELECT id, body, sealed FROM ${table} FOR UPDATE`)
                 : await client.query<Row>(`SELECT id, body, sealed FROM ${table} WHERE sealed IS NOT NULL AND left(sealed, $1) <> $2 FOR UPDATE`, [prefix.length, prefix]);
             for (const row of rows) await this.write(client, { table, id: row.id, body: this.opened(table, row) });
         }
-        if (every) await client.query("INSERT INTO meta (key, value) VALUES ('sealing_key', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [keyId]);
+        if (keyChanged) await client.query("INSERT INTO meta (key, value) VALUES ('sealing_key', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [keyId]);
     }
 
     private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {

@@ -1,9 +1,11 @@
 /**
  * `GET /readyz`: whether this replica should be sent requests, for a load balancer's or a kubelet's probe, as
- * Kubernetes' own components answer it. Not ready while it warms up (loading the Automation API blocks the
- * process for most of a second: better before the first request than during it), and while its store does not
- * answer; once it stops, fastify answers 503 while it closes. No authentication, as a probe has none: it says
- * nothing but that.
+ * Kubernetes' own components answer it: 200 once the service has warmed up (`serve` does so right after it
+ * listens: loading the Automation API blocks the process for most of a second, better then than during a
+ * request; a request that arrives meanwhile waits for it) and while its store answers; 503 `starting` before
+ * (a service made in process and not warmed up), 503 `store unreachable` while the store does not answer in
+ * time. Once the service stops, fastify answers 503 while it closes. No authentication, as a probe has none:
+ * it says nothing but that.
  */
 import { FastifyInstance } from "fastify";
 import { Store } from "./store";
@@ -14,22 +16,35 @@ export const READINESS_ROUTE = "/readyz";
 const STORE_ANSWER_MS = 2_000;
 
 export class Readiness {
-    phase: "starting" | "ready" = "starting";
+    private warm = false;
+    /** The store's answer probes are waiting for: one query at a time, however many probes come. */
+    private pinging: Promise<boolean> | undefined;
 
-    constructor(private readonly store: Store) {}
+    constructor(
+        private readonly store: Pick<Store, "ping">,
+        private readonly answerMs = STORE_ANSWER_MS,
+    ) {}
 
-    /** The phase, and "store unreachable" when a ready replica's store does not answer in time. */
+    markReady(): void {
+        this.warm = true;
+    }
+
     async check(): Promise<{ ready: boolean; status: string }> {
-        if (this.phase !== "ready") return { ready: false, status: this.phase };
+        if (!this.warm) return { ready: false, status: "starting" };
+        this.pinging ??= this.storeAnswers().finally(() => (this.pinging = undefined));
+        return (await this.pinging) ? { ready: true, status: "ready" } : { ready: false, status: "store unreachable" };
+    }
+
+    private async storeAnswers(): Promise<boolean> {
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no answer within ${STORE_ANSWER_MS} ms`)), STORE_ANSWER_MS);
+            timer = setTimeout(() => reject(new Error(`no answer within ${this.answerMs} ms`)), this.answerMs);
         });
         try {
             await Promise.race([this.store.ping(), late]);
-            return { ready: true, status: "ready" };
+            return true;
         } catch {
-            return { ready: false, status: "store unreachable" };
+            return false;
         } finally {
             clearTimeout(timer);
         }

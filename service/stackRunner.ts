@@ -68,8 +68,11 @@ export interface StackRunner {
      * (`pulumi cancel`). Says what it did.
      */
     recover(stackName: string, leftRunning: PulumiProcess | undefined, env: Record<string, string>): Promise<string>;
-    /** Loads now what its first run would load, so that no request waits for that later. */
-    warmUp?(): void;
+    /**
+     * Loads now what its first run would load, so that no request waits for that later; what it checks meanwhile
+     * (the CLI) settles later, a failure saying what the first run would meet.
+     */
+    warmUp?(): Promise<void>;
 }
 
 export class PulumiCliMissingError extends Error {
@@ -174,12 +177,11 @@ export class AutomationStackRunner implements StackRunner {
         }
     }
 
-    /** The Automation API's modules (most of a second to load, synchronously) and the CLI's version check. */
-    warmUp(): void {
+    /** The Automation API's modules (most of a second to load, synchronously), then the CLI's version check. */
+    warmUp(): Promise<void> {
         automation();
         stackConfig();
-        // A failure is met again, and reported, by the first run.
-        this.pulumi().catch(() => undefined);
+        return this.pulumi().then(() => undefined);
     }
 
     /** Sets the stack's config in its file in the project folder (stackConfig.ts). */

@@ -19,6 +19,13 @@ export async function findVim(store: Store, id: string): Promise<Body> {
     return vim;
 }
 
+/** A VIM as a GET shows it: as stored, its credentials masked, never unsealed. */
+export async function shownVim(store: Store, id: string): Promise<Body> {
+    const vim = await store.getMasked("vims", id);
+    if (!vim) throw notFound("VIM", id);
+    return vim;
+}
+
 /** A VIM from Tacker's registration body, checked before anything is stored; credentials kept as `__` fields. */
 export async function registration(vim: Body, store: Store): Promise<Body> {
     const type: "openstack" | "kubernetes" = vim.type ?? "openstack";

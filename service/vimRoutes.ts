@@ -13,7 +13,7 @@ import { tackerVimView } from "./kubernetesVims";
 import { conflict } from "./problem";
 import { SCHEMAS } from "./schemas";
 import { Store } from "./store";
-import { assertRemovable, findVim, patchUpdate, registration, tackerUpdate } from "./vimRecords";
+import { assertRemovable, findVim, patchUpdate, registration, shownVim, tackerUpdate } from "./vimRecords";
 
 type Body = Record<string, any>;
 
@@ -34,7 +34,7 @@ export function vimRoutes(app: FastifyInstance, { store, base, visible }: VimRou
         return reply.code(201).header("location", `${base(request)}/k8s-vnf/v1/vims/${id}`).send({ id, ...rest });
     });
     app.get(`/k8s-vnf/v1/vims`, async () => (await store.listMasked("vims")).map(visible));
-    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => visible(await findVim(store, request.params.id)));
+    app.get<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, async (request) => visible(await shownVim(store, request.params.id)));
     app.patch<{ Params: { id: string } }>(`/k8s-vnf/v1/vims/:id`, { schema: { body: SCHEMAS.vimUpdate } }, async (request) => {
         const record = await patchUpdate(store, await findVim(store, request.params.id), request.body as Body);
         await store.put([{ table: "vims", id: String(record.id), body: record }]);
@@ -44,10 +44,10 @@ export function vimRoutes(app: FastifyInstance, { store, base, visible }: VimRou
     // Tacker's NFVO VIM API, what `openstack vim list/show/register/delete` call.
     const tackerVims = async (request: FastifyRequest) => {
         const query = request.query as Record<string, string | undefined>;
-        const vims = (await store.list("vims")).filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
+        const vims = (await store.listMasked("vims")).filter((v) => (query.id === undefined || v.id === query.id) && (query.name === undefined || v.name === query.name));
         return { vims: vims.map(tackerVimView) };
     };
-    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => ({ vim: tackerVimView(await findVim(store, idOf(request.params.id))) });
+    const tackerVim = async (request: FastifyRequest<{ Params: { id: string } }>) => ({ vim: tackerVimView(await shownVim(store, idOf(request.params.id))) });
     const register = async (request: FastifyRequest, reply: FastifyReply) => {
         const record = await registration((request.body as Body).vim, store);
         await store.put([{ table: "vims", id: record.id, body: record }]);

@@ -9,7 +9,7 @@ type Body = Record<string, any>;
  * Each instance's INSTANTIATE that has not ended (it holds the instance), by instance id: the instance may still
  * come to run on its plan's VIMs.
  */
-export async function unfinishedInstantiates(store: Store): Promise<Map<string, Body>> {
+export async function unfinishedInstantiateByInstance(store: Store): Promise<Map<string, Body>> {
     return new Map((await store.holdingOpOccs()).filter((o) => o.operation === "INSTANTIATE").map((o) => [String(o.vnfInstanceId), o]));
 }
 
@@ -19,7 +19,7 @@ export async function unfinishedInstantiates(store: Store): Promise<Map<string, 
  */
 export async function vimUsers(store: Store, ids: string[]): Promise<Body[]> {
     const names = (used: Body) => ids.includes(String(used.kubernetesVimId)) || ids.includes(String(used.vimId));
-    const unfinished = await unfinishedInstantiates(store);
+    const unfinished = await unfinishedInstantiateByInstance(store);
     return (await store.list("vnf_instances")).filter((i) => names(i.instantiationState === "INSTANTIATED" ? { kubernetesVimId: i.__kubernetesVimId, vimId: i.__vimId } : ((unfinished.get(String(i.id))?.__plan ?? {}) as Body)));
 }
 

@@ -161,8 +161,10 @@ describe("LCM service (SOL003 /vnflcm/v1) with the real openstack vnflcm client"
             assert.equal(await waitForOp(accepted.location!, ["FAILED_TEMP", "COMPLETED"]), "FAILED_TEMP");
             const op = (await (await fetch(accepted.location!)).json()) as { error: { detail: string } };
             assert.match(op.error.detail, /the Pulumi CLI at .*\/bin\/pulumi is v3\.205\.0; this service needs v3\.208\.0 or newer \(heal replaces VMs through replacementTrigger/);
-            // Checked as the service warmed up, and again by the operation (a CLI may be updated meanwhile): nothing else ran.
-            assert.deepEqual([...new Set(fs.readFileSync(path.join(root, "calls"), "utf8").trim().split("\n"))], ["version --non-interactive"]);
+            // Checked as the service warmed up, and again by the operation unless it came while that check ran (a CLI
+            // may be updated meanwhile): nothing else ran.
+            const calls = fs.readFileSync(path.join(root, "calls"), "utf8").trim().split("\n");
+            assert.ok(calls.length <= 2 && calls.every((c) => c === "version --non-interactive"), calls.join("\n"));
         } finally {
             await other.stop();
             project.remove();

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createService, Service } from "../service/app";
+import { Readiness } from "../service/readiness";
 import { StackRunner } from "../service/stackRunner";
 import { PostgresServer, skipUnlessPostgres, startPostgres } from "./support/postgres";
 import { describeEachStore, storeFor } from "./support/stores";
@@ -23,7 +24,7 @@ class WarmingRunner implements StackRunner {
     async recover(): Promise<string> {
         return "nothing was left";
     }
-    warmUp(): void {
+    async warmUp(): Promise<void> {
         this.warmedUp++;
     }
 }
@@ -52,7 +53,7 @@ describeEachStore("LCM service readiness (GET /readyz)", function (kind) {
         const runner = new WarmingRunner();
         service = await createService({ dataDir: dir, ...(await storeFor(kind, dir)), runner, env: {}, auth: { type: "bearer", token: TOKEN } });
         assert.deepEqual(await probe(), { status: 503, body: { status: "starting" } });
-        service.warmUp();
+        await service.warmUp();
         assert.equal(runner.warmedUp, 1);
         assert.deepEqual(await probe(), { status: 200, body: { status: "ready" } });
         const unauthenticated = await service.app.inject({ method: "GET", url: "/vnflcm/v1/vnf_instances" });
@@ -66,11 +67,28 @@ describeEachStore("LCM service readiness (GET /readyz)", function (kind) {
             skipUnlessPostgres(this);
             pg = await startPostgres();
             service = await createService({ dataDir: dir, database: await pg.newDatabase(), runner: new WarmingRunner(), env: {} });
-            service.warmUp();
+            await service.warmUp();
             assert.deepEqual(await probe(), { status: 200, body: { status: "ready" } });
             await pg.stop();
             pg = undefined;
             assert.deepEqual(await probe(), { status: 503, body: { status: "store unreachable" } });
         });
     }
+});
+
+describe("LCM service readiness: a store that does not answer", () => {
+    it("is not ready once its answer is late, and however many probes come, the store gets one query at a time", async () => {
+        let pings = 0;
+        let answer: (() => void) | undefined;
+        const readiness = new Readiness({ ping: () => ((pings += 1), new Promise<void>((resolve) => (answer = resolve))) }, 100);
+        readiness.markReady();
+        const probes = await Promise.all([readiness.check(), readiness.check(), readiness.check()]);
+        assert.deepEqual(probes, Array(3).fill({ ready: false, status: "store unreachable" }));
+        assert.equal(pings, 1);
+        answer!();
+        const next = readiness.check();
+        answer!();
+        assert.deepEqual(await next, { ready: true, status: "ready" });
+        assert.equal(pings, 2);
+    });
 });

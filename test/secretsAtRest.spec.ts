@@ -299,6 +299,39 @@ describe("LCM service: secrets at rest, sealed in the database and opened where 
         }
     });
 
+    for (const kind of STORE_KINDS) {
+        it(`${kind === "sqlite" ? "SQLite" : "PostgreSQL"}: a GET shows a row as stored, masked, without opening its seal: one no key opens is still shown, where the service's own reads refuse it`, async function () {
+            if (kind === "postgres") skipUnlessPostgres(this);
+            const dataDir = path.join(dir, `data-${kind}`);
+            const store = await storeFor(kind, dataDir);
+            const service = await createService({ dataDir, ...store, runner: new RecordingRunner(), env: {} });
+            try {
+                const registered = await service.app.inject({ method: "POST", url: "/k8s-vnf/v1/vims", payload: { name: "cloud", authUrl: "http://keystone.example:5000/v3", username: "nfv_user", password: KEYSTONE_PASSWORD, projectName: "nfv" } });
+                assert.equal(registered.statusCode, 201, registered.body);
+                const id = registered.json().id as string;
+                // Its seal now names a key nobody gave.
+                const alter = "UPDATE vims SET sealed = 'v1.0123456789ab.' || substr(sealed, 17)";
+                if (kind === "sqlite") {
+                    const raw = new Database(path.join(dataDir, "k8s-vnf-lcm.sqlite"));
+                    raw.prepare(alter).run();
+                    raw.close();
+                } else {
+                    await query(store.database!, alter);
+                }
+                await assert.rejects(service.store.get("vims", id), (e: Error) => e instanceof SecretsKeyError && /sealed with key 0123456789ab/.test(e.message));
+                assert.equal((await service.store.getMasked("vims", id))?.__password, "[secret]");
+                for (const url of [`/k8s-vnf/v1/vims/${id}`, `/k8s-vnf/v1/vims`, `/v1.0/vims/${id}`, `/v1.0/vims`]) {
+                    const shown = await service.app.inject({ method: "GET", url });
+                    assert.equal(shown.statusCode, 200, `${url}: ${shown.body}`);
+                    assert.match(shown.body, /keystone\.example/);
+                    assert.ok(!shown.body.includes(KEYSTONE_PASSWORD) && !shown.body.includes("__password"), shown.body);
+                }
+            } finally {
+                await service.close();
+            }
+        });
+    }
+
     it("a sealed value moved to another row, or altered, does not open; a row with no secret has no seal; with no key given one is made once, the database's alone", async () => {
         const store = await openSqlite(dir);
         try {

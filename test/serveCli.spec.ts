@@ -197,7 +197,7 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         assert.match(lines.at(-1).error, /no backend here/);
     });
 
-    it("a failing `pulumi version` is reported as what failed, not as a missing CLI", async () => {
+    it("a failing `pulumi version` is reported as what failed, not as a missing CLI, in the operation and as a warning once the service is ready", async () => {
         const pulumi = recordingPulumi(fs.mkdtempSync(path.join(dir, "broken-")), 'echo "error: could not read /root/.pulumi/credentials.json: permission denied" >&2; exit 3');
         const service = await ServiceProcess.start(path.join(dir, "broken-data"), { K8S_VNF_PULUMI_ROOT: pulumi.root });
         services.push(service);
@@ -212,5 +212,7 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         assert.equal(op.operationState, "FAILED_TEMP");
         assert.match(op.error.detail, /`pulumi version` at .*\/bin\/pulumi failed \(exit 3\): error: could not read \/root\/\.pulumi\/credentials\.json: permission denied/);
         assert.doesNotMatch(op.error.detail, /not installed/);
+        // Said at start too, once warmed up, before any operation met it.
+        assert.match(service.output, /^warning: `pulumi version` at .*\/bin\/pulumi failed \(exit 3\): error: could not read/m);
     });
 });
