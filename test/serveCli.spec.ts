@@ -212,7 +212,8 @@ describe("k8s-vnf serve: authentication fails closed, the address it listens on,
         assert.equal(op.operationState, "FAILED_TEMP");
         assert.match(op.error.detail, /`pulumi version` at .*\/bin\/pulumi failed \(exit 3\): error: could not read \/root\/\.pulumi\/credentials\.json: permission denied/);
         assert.doesNotMatch(op.error.detail, /not installed/);
-        // Said at start too, once warmed up, before any operation met it.
+        // Said at start too, once warmed up, before any operation met it (its line may reach this process after the answer).
+        for (let i = 0; i < 100 && !service.output.includes("warning:"); i++) await new Promise((r) => setTimeout(r, 20));
         assert.match(service.output, /^warning: `pulumi version` at .*\/bin\/pulumi failed \(exit 3\): error: could not read/m);
     });
 });
