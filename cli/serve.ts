@@ -1,6 +1,7 @@
 /** `k8s-vnf serve`: the SOL003 LCM service on an address and port, until SIGINT or SIGTERM. */
 import { AddressInfo } from "node:net";
 import * as path from "node:path";
+import { redactText } from "../config/secrets";
 import { createService, ServiceAuth } from "../service/app";
 import { isLoopbackAddress } from "../service/callbackClient";
 import { API_PREFIX } from "../service/links";
@@ -58,18 +59,24 @@ export async function serve(args: Args, projectDir: string, io: Io): Promise<num
     const url = `http://${shown}:${bound.port}${API_PREFIX}`;
     const authentication = auth.type === "none" ? "no authentication" : `${auth.type} authentication`;
     const secretsKey = `secrets sealed with key ${service.keyring.sealingKeyId} from ${describeKeySource(service.keyring.source)}`;
-    io.out(
-        logFormat === "json"
-            ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "listening", url, dataDir, store: service.store.location, authentication, secretsKey })}\n`
-            : `k8s-vnf LCM service on ${url} (data in ${database === undefined ? dataDir : `${service.store.location}, shared by its replicas`}; ${authentication}; ${secretsKey})\n`,
+    // A line of the service's own: JSON with its fields under --log-format json, else the text.
+    const say = (level: "info" | "warn", fields: Record<string, unknown> & { msg: string }, text: string) =>
+        io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level, ...fields })}\n` : `${text}\n`);
+    say(
+        "info",
+        { msg: "listening", url, dataDir, store: service.store.location, authentication, secretsKey },
+        `k8s-vnf LCM service on ${url} (data in ${database === undefined ? dataDir : `${service.store.location}, shared by its replicas`}; ${authentication}; ${secretsKey})`,
     );
     // After the banner, so that a supervisor sees the port taken at once; GET /readyz answers ready after it.
     const warming = process.hrtime.bigint();
     const cliChecked = service.warmUp();
     const warmMs = Math.round(Number(process.hrtime.bigint() - warming) / 1e6);
-    io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "ready", warmUpMs: warmMs })}\n` : `ready (warmed up in ${warmMs} ms)\n`);
+    say("info", { msg: "ready", warmUpMs: warmMs }, `ready (warmed up in ${warmMs} ms)`);
     // Operations would fail on it: said now, and again by each operation until it is fixed.
-    cliChecked.catch((e: Error) => io.out(logFormat === "json" ? `${JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: e.message })}\n` : `warning: ${e.message}\n`));
+    cliChecked.catch((e: Error) => {
+        const said = redactText(e.message);
+        say("warn", { msg: said }, `warning: ${said}`);
+    });
     await new Promise<void>((resolve) => {
         for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
     });
